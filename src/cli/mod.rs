@@ -1,0 +1,62 @@
+//! Command line: parsing, exit codes, and what a person sees. Exit 0 = success, 1 = a benchmark
+//! or DBMS failure (finished steps are kept), 2 = bad input, 130 = interrupted by Ctrl-C.
+
+mod progress;
+mod record;
+mod run;
+mod summary;
+
+use clap::{Parser, Subcommand};
+
+pub use run::RunArgs;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dbperf",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("DBPERF_GIT_REV"), ")"),
+    about = "Benchmark harness for database performance engineers: the Insert Benchmark on \
+             SQLite (embedded) with latency histograms, per-second series and SLA checks.",
+    after_help = "Start with `dbperf run` (the quick Insert Benchmark on SQLite), then \
+                  `dbperf run --help` for every option."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a benchmark suite against one or more targets and write a result directory.
+    Run(Box<RunArgs>),
+}
+
+/// Entry point of the binary; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0, usage errors with exit 2.
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_BAD_INPUT } else { EXIT_OK };
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::run(*args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) if crate::error::is_bad_input(&e) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_FAILED
+        }
+    }
+}

@@ -1,0 +1,515 @@
+//! `dbperf run`: targets x steps, one result directory per target, a summary at the end.
+
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use clap::{Args, ValueEnum};
+
+use super::progress::StepProgress;
+use super::record::{step_file, StepRecord};
+use super::summary::{fmt_num, table, TargetSteps};
+use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::dbms::{self, DeleteForm};
+use crate::engine;
+use crate::error::{bad_input, is_bad_input, BadInput};
+use crate::results::{self, series::SeriesWriter, RunFile, StepFile, TargetInfo, Tool, SCHEMA};
+use crate::spec::{self, presets, target::Target, IbenchOverrides};
+use crate::workload::ibench::{Ibench, IbenchParams, StepName, KINDS};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Suite {
+    /// The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.
+    Ibench,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DeleteFormArg {
+    /// 2024 form: delete the N lowest PKs at or above the estimated minimum.
+    Current,
+    /// Pre-2024 form: delete the PK range [min, min + N).
+    Old,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Benchmark suite to run.
+    #[arg(long, value_enum, default_value = "ibench")]
+    pub suite: Suite,
+
+    /// Sizes and durations (see --list-presets); each is overridable by the flags below.
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+
+    /// List the presets with their sizes and exit.
+    #[arg(long)]
+    pub list_presets: bool,
+
+    /// Target to benchmark, repeatable: ENGINE[:CONFIG], e.g. `sqlite`, `sqlite:delete-full`.
+    /// SQLite configs: wal-normal (default), wal-full, wal-off, delete-full, defaults.
+    /// Targets run one after another, each into its own result directory.
+    #[arg(long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// Extra SQLite pragma for every sqlite target, repeatable: --pragma cache_size=-65536.
+    #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting)]
+    pub pragmas: Vec<(String, String)>,
+
+    /// Steps to run, comma-separated, always in benchmark order
+    /// (l.i0,l.x,l.i1,l.i2,qr100,qp100,qr500,qp500,qr1000,qp1000).
+    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
+    pub steps: Option<Vec<String>>,
+
+    /// Number of clients; each has its own connections (1 for loads, 2 for l.i1/l.i2, 3 for
+    /// qr/qp) and, unless --shared-table, its own table piN.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u64>,
+
+    /// All clients share table pi1 (the original's only1t=yes). Turns deletes off.
+    #[arg(long)]
+    pub shared_table: bool,
+
+    /// Delete as many rows as are inserted in l.i1, l.i2 and qr/qp, so tables stay the same size
+    /// [default: on, off with --shared-table].
+    #[arg(long, value_enum)]
+    pub deletes: Option<OnOff>,
+
+    /// Delete statement form.
+    #[arg(long, value_enum, default_value = "current")]
+    pub delete_form: DeleteFormArg,
+
+    /// Rows each client inserts in l.i0 (suffixes k, M, G allowed).
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    pub rows_l_i0: Option<u64>,
+
+    /// Rows each client inserts in l.i1.
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    pub rows_l_i1: Option<u64>,
+
+    /// Rows each client inserts in l.i2.
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    pub rows_l_i2: Option<u64>,
+
+    /// Nominal seconds of each qr/qp step: the background inserter must insert this many
+    /// seconds' worth of rows at its rate, so a DBMS that cannot keep up takes longer.
+    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS")]
+    pub query_seconds: Option<u64>,
+
+    /// Background insert rates per client in rows/s, one qr/qp pair each.
+    #[arg(long, value_delimiter = ',', value_parser = spec::parse_count, value_name = "RATES")]
+    pub rates: Option<Vec<u64>>,
+
+    /// Budget of the cleanup + wait after l.i2 [default: preset's, else the original's
+    /// min(1200, 60 + l.i0 rows / 1e6)].
+    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS")]
+    pub wait_seconds: Option<u64>,
+
+    /// Seed for all generated data and query parameters; same seed, same data.
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Shortest data column value [default: 10].
+    #[arg(long, value_name = "CHARS")]
+    pub data_length_min: Option<u64>,
+
+    /// Longest data column value [default: 20].
+    #[arg(long, value_name = "CHARS")]
+    pub data_length_max: Option<u64>,
+
+    /// Share of the data column that is random (the rest is 'a's) [default: 50].
+    #[arg(long, value_name = "PCT")]
+    pub data_random_pct: Option<u64>,
+
+    /// Re-read min(transactionid) every N delete rounds; 0 = only once [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub resync_get_min: Option<u64>,
+
+    /// LIMIT of range queries and IN-list length of point queries [default: 10].
+    #[arg(long, value_name = "N")]
+    pub rows_per_query: Option<u64>,
+
+    /// Root of the result directory [default: results/<time>-ibench-<preset>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Where databases live [default: <out>/work, deleted after the run]. A given work dir is
+    /// kept, so a later run can continue on it (e.g. --steps qr100 after a load).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+
+    /// Keep the databases after the run.
+    #[arg(long)]
+    pub keep_data: bool,
+
+    /// No progress bars (they are also off when stderr is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Set by Ctrl-C; every role and wait checks it.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                eprintln!("\ninterrupted again: exiting without waiting");
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+            eprintln!("\ninterrupted: stopping the step and writing what was measured (Ctrl-C again to quit now)");
+        });
+        flag
+    })
+    .clone()
+}
+
+fn overrides(a: &RunArgs) -> IbenchOverrides {
+    IbenchOverrides {
+        clients: a.clients,
+        shared_table: a.shared_table,
+        deletes: a.deletes.map(|d| d == OnOff::On),
+        delete_form: Some(match a.delete_form {
+            DeleteFormArg::Current => DeleteForm::Current,
+            DeleteFormArg::Old => DeleteForm::Old,
+        }),
+        rows_l_i0: a.rows_l_i0,
+        rows_l_i1: a.rows_l_i1,
+        rows_l_i2: a.rows_l_i2,
+        query_seconds: a.query_seconds,
+        rates: a.rates.clone(),
+        wait_seconds: a.wait_seconds,
+        seed: a.seed,
+        data_length_min: a.data_length_min,
+        data_length_max: a.data_length_max,
+        data_random_pct: a.data_random_pct,
+        resync_get_min: a.resync_get_min,
+        rows_per_query: a.rows_per_query,
+        steps: a.steps.clone(),
+    }
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn list_presets() {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(["preset", "l.i0 rows", "l.i1 rows", "l.i2 rows", "qr/qp s", "wait s", "description"]);
+    for p in presets::all() {
+        t.add_row([
+            p.name.clone(),
+            fmt_num(p.rows_l_i0 as f64),
+            fmt_num(p.rows_l_i1 as f64),
+            fmt_num(p.rows_l_i2 as f64),
+            p.query_seconds.to_string(),
+            p.wait_seconds.map(|w| w.to_string()).unwrap_or_else(|| "formula".into()),
+            p.description.clone(),
+        ]);
+    }
+    println!("{t}");
+    println!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.");
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    if args.list_presets {
+        list_presets();
+        return Ok(EXIT_OK);
+    }
+    let preset = presets::get(&args.preset)?;
+    let params = spec::ibench_params(&preset, &overrides(&args))?;
+    let target_specs = if args.targets.is_empty() { vec!["sqlite".to_string()] } else { args.targets.clone() };
+    let mut targets: Vec<Target> = Vec::new();
+    for s in &target_specs {
+        let t = spec::target::parse(s, &args.pragmas)?;
+        if targets.iter().any(|x| x.name == t.name) {
+            return bad_input(format!("target {} is given twice", t.name));
+        }
+        targets.push(t);
+    }
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => default_out(&preset.name),
+    };
+    create_dir(&out, "result directory")?;
+    for t in &targets {
+        if out.join(&t.name).join("run.json").exists() {
+            return bad_input(format!(
+                "{} already holds a result for target {}; choose another --out",
+                out.display(),
+                t.name
+            ));
+        }
+    }
+    let (work, delete_work) = match &args.work_dir {
+        Some(w) => (w.clone(), false),
+        None => (out.join("work"), !args.keep_data),
+    };
+    create_dir(&work, "work directory")?;
+    let show = !args.no_progress && std::io::stderr().is_terminal();
+    let interrupt = interrupt_flag();
+
+    let mut results: Vec<(String, Vec<StepFile>)> = Vec::new();
+    let mut code = EXIT_OK;
+    let mut fatal: Option<anyhow::Error> = None;
+    for t in &targets {
+        if interrupt.load(Ordering::SeqCst) {
+            break;
+        }
+        eprintln!("== {} ({} steps: {})", t.name, params.steps.len(), params.steps.join(" "));
+        let r = run_target(t, &params, &preset.name, &out, &work, show, &interrupt);
+        match r {
+            Ok((steps, status)) => {
+                if status == "failed" {
+                    code = EXIT_FAILED;
+                }
+                results.push((t.name.clone(), steps));
+            }
+            Err(e) if is_bad_input(&e) => {
+                fatal = Some(e);
+                break;
+            }
+            Err(e) => {
+                eprintln!("error: target {}: {e:#}", t.name);
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    if delete_work {
+        let _ = fs::remove_dir_all(&work);
+    } else if args.keep_data || args.work_dir.is_some() {
+        eprintln!("databases kept in {}", work.display());
+    }
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    let summaries: Vec<TargetSteps> =
+        results.iter().map(|(n, s)| TargetSteps { target: n, steps: s }).collect();
+    if summaries.iter().any(|s| !s.steps.is_empty()) {
+        println!("{}", table(&summaries));
+    }
+    println!("Results: {}", out.display());
+    if interrupt.load(Ordering::SeqCst) {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(code)
+}
+
+fn default_out(preset: &str) -> PathBuf {
+    let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
+    let stamp = time::OffsetDateTime::now_utc().format(&fmt).unwrap_or_default();
+    let base = PathBuf::from("results").join(format!("{stamp}-ibench-{preset}"));
+    let mut p = base.clone();
+    let mut i = 2;
+    while p.exists() {
+        p = PathBuf::from(format!("{}-{i}", base.display()));
+        i += 1;
+    }
+    p
+}
+
+fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
+    if let Err(e) = fs::create_dir_all(p) {
+        return bad_input(format!("cannot create {what} {}: {e}", p.display()));
+    }
+    let probe = p.join(".dbperf-write-test");
+    if let Err(e) = fs::write(&probe, b"") {
+        return bad_input(format!("cannot write into {what} {}: {e}", p.display()));
+    }
+    let _ = fs::remove_file(probe);
+    Ok(())
+}
+
+/// Runs every step on one target. Returns its step files and final status; Err only when
+/// nothing could be measured (bad input, or the target could not even be opened).
+fn run_target(
+    target: &Target,
+    params: &IbenchParams,
+    preset: &str,
+    out: &Path,
+    work: &Path,
+    show: bool,
+    interrupt: &Arc<AtomicBool>,
+) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
+    let twork = work.join(&target.name);
+    create_dir(&twork, "work directory")?;
+    let dbms = dbms::open(target, &twork)?;
+    let ib = Ibench::new(params.clone(), dbms.clone());
+    let names = params.step_names();
+    // A run that starts after l.i0 continues on an existing database: check before writing
+    // anything, so a wrong --work-dir is one sentence and exit 2.
+    if let Some(first) = names.first() {
+        if *first != StepName::Li0 {
+            ib.check_tables(first)?;
+        }
+    }
+    let version = dbms.version()?;
+    let config_text = dbms.config_text()?;
+    let tdir = out.join(&target.name);
+    let steps_dir = tdir.join("steps");
+    create_dir(&steps_dir, "result directory")?;
+    let mut run = RunFile {
+        schema: SCHEMA,
+        tool: Tool {
+            name: "dbperf".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: crate::git_revision().into(),
+        },
+        command_line: std::env::args().collect(),
+        target: TargetInfo {
+            name: target.name.clone(),
+            engine: dbms.engine().into(),
+            version,
+            config_name: dbms.config_name().into(),
+            config_text,
+        },
+        suite: "ibench".into(),
+        preset: preset.into(),
+        parameters: serde_json::to_value(params)?,
+        steps_planned: params.steps.clone(),
+        host: serde_json::to_value(crate::host::fingerprint(&Default::default()))?,
+        started_at: now_rfc3339(),
+        ended_at: None,
+        status: "running".into(),
+        failed_step: None,
+        error: None,
+        client_peak_rss_kb: None,
+    };
+    let write_run = |run: &RunFile| {
+        results::write_json_atomic(&tdir.join("run.json"), run)
+            .map_err(|e| BadInput(format!("cannot write {}: {e}", tdir.join("run.json").display())))
+    };
+    write_run(&run)?;
+
+    let all = params.all_step_names();
+    let mut steps: Vec<StepFile> = Vec::new();
+    let mut status = "ok";
+    for (i, name) in names.iter().enumerate() {
+        if interrupt.load(Ordering::SeqCst) {
+            status = "interrupted";
+            break;
+        }
+        let def = params.step_def(name);
+        let step_index = all.iter().position(|n| n == name).unwrap_or(i) as u64;
+        let started_at = now_rfc3339();
+        let record = |m, o, c, st: &'static str, err: Option<String>| {
+            step_file(StepRecord {
+                params,
+                def: &def,
+                started_at: started_at.clone(),
+                measurement: m,
+                outcome: o,
+                cleanup: c,
+                status: st,
+                error: err,
+            })
+        };
+        let prepared = match ib.prepare(&def) {
+            Ok(p) => p,
+            Err(e) => {
+                let sf = record(None, None, None, "failed", Some(format!("before the step: {e:#}")));
+                finish_step(&steps_dir, &sf)?;
+                eprintln!("{:>7} FAILED before it started: {e:#}", def.name.to_string());
+                run.failed_step = Some(def.name.to_string());
+                run.error = sf.error.clone();
+                steps.push(sf);
+                status = "failed";
+                break;
+            }
+        };
+        let kinds = def.kinds().into_iter().map(|k| (k, KINDS[k])).collect();
+        let series = SeriesWriter::create(&steps_dir, &def.name.to_string(), kinds)
+            .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
+        let mut progress = StepProgress::new(&def, series, show);
+        let plan = ib.plan(&def, step_index);
+        let m = engine::run_step(plan, &mut progress, interrupt);
+        progress.finish()?;
+        let outcome = ib.outcome(&def, &m, &prepared);
+        let mut step_status = if m.failure.is_some() {
+            "failed"
+        } else if m.interrupted {
+            "interrupted"
+        } else {
+            "ok"
+        };
+        let mut error = m.failure.clone();
+        let follows_query = names[i + 1..].iter().any(|n| matches!(n, StepName::Qr(_) | StepName::Qp(_)));
+        let cleanup = if *name == StepName::Li2 && step_status == "ok" && follows_query {
+            let (budget, _) = params.wait_budget();
+            eprintln!("{:>7} cleanup and wait (budget {budget} s) before the query steps", "");
+            let c = ib.cleanup_and_wait(interrupt);
+            if let Some(e) = &c.error {
+                step_status = "failed";
+                error = Some(format!("cleanup after l.i2 failed: {e}"));
+            } else if interrupt.load(Ordering::SeqCst) {
+                step_status = "interrupted";
+            }
+            Some(c)
+        } else {
+            None
+        };
+        let sf = record(Some(&m), Some(&outcome), cleanup.as_ref(), step_status, error);
+        finish_step(&steps_dir, &sf)?;
+        eprintln!("{}", step_line(&sf));
+        steps.push(sf);
+        match step_status {
+            "failed" => {
+                run.failed_step = Some(def.name.to_string());
+                run.error = steps.last().and_then(|s| s.error.clone());
+                status = "failed";
+                break;
+            }
+            "interrupted" => {
+                status = "interrupted";
+                break;
+            }
+            _ => {}
+        }
+    }
+    run.status = status.into();
+    run.ended_at = Some(now_rfc3339());
+    run.client_peak_rss_kb = crate::host::own_peak_rss_kb(&Default::default());
+    write_run(&run)?;
+    Ok((steps, status))
+}
+
+fn finish_step(steps_dir: &Path, sf: &StepFile) -> anyhow::Result<()> {
+    let p = steps_dir.join(format!("{}.json", sf.step));
+    results::write_json_atomic(&p, sf).map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
+}
+
+fn step_line(s: &StepFile) -> String {
+    let mut line = format!(
+        "{:>7} {:>7.1} s  {} {}",
+        s.step,
+        s.duration_s,
+        fmt_num(s.headline.value),
+        s.headline.unit
+    );
+    if let Some(sla) = &s.sla {
+        line.push_str(&format!(
+            "  background inserts {} of {} rows/s ({})",
+            fmt_num(sla.achieved_rows_per_s),
+            fmt_num(sla.target_rows_per_s),
+            if sla.met { "SLA met" } else { "SLA MISSED" }
+        ));
+    }
+    if s.status != "ok" {
+        line.push_str(&format!("  {}", s.status.to_uppercase()));
+        if let Some(e) = &s.error {
+            line.push_str(&format!(": {e}"));
+        }
+    }
+    line
+}

@@ -1,0 +1,106 @@
+//! One adapter per database engine: how to connect, run prepared statements, and the SQL dialect
+//! the benchmarks need (DDL, delete form, post-load cleanup). Benchmarks write their statements
+//! against `Conn` and `Dialect`; adding an engine means one file here and one line in `open`.
+
+pub mod sqlite;
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::spec::target::Target;
+
+/// A statement parameter. Borrowed so a batch of rows binds without copying its strings.
+#[derive(Debug, Clone, Copy)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+    /// `YYYY-MM-DD HH:MM:SS`, for engines that type timestamps.
+    DateTime(&'a str),
+}
+
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub message: String,
+    /// Lock waits that timed out, deadlocks, serialization failures: counted, not fatal.
+    pub transient: bool,
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Index into a connection's prepared statements.
+pub type StmtId = usize;
+
+/// One connection, used by one thread.
+pub trait Conn {
+    /// Runs one or more statements that return no rows (DDL, pragmas, maintenance).
+    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError>;
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
+    /// Executes a prepared statement that returns no rows; returns the rows it changed.
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Executes a prepared query and fetches every column of every row; returns rows fetched.
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
+    /// Runs a query returning one integer (or NULL).
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError>;
+}
+
+/// The Insert Benchmark's two delete statements (spec §1.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeleteForm {
+    /// Since 2024-04: delete the `n` lowest PKs at or above the estimated minimum.
+    /// Parameters: (min, n).
+    Current,
+    /// Before 2024-04: delete the PK range [min, min + n); fewer rows when PKs have gaps.
+    /// Parameters: (min, min + n).
+    Old,
+}
+
+/// A secondary index: name suffix and columns in order.
+pub struct IndexDef {
+    pub suffix: &'static str,
+    pub columns: &'static [&'static str],
+}
+
+pub trait Dialect: Send + Sync {
+    /// Placeholder for the `i`-th (1-based) parameter.
+    fn placeholder(&self, i: usize) -> String;
+    /// Drop and create an Insert Benchmark table.
+    fn ibench_create_table(&self, table: &str) -> Vec<String>;
+    /// Statements that build the secondary indexes (one op each in l.x).
+    fn ibench_create_indexes(&self, table: &str, indexes: &[IndexDef]) -> Vec<String>;
+    fn ibench_delete(&self, table: &str, form: DeleteForm) -> String;
+    /// Text placed after `FROM t` to force a covering index, where the engine needs one.
+    fn index_hint(&self, index: &str) -> String;
+    fn table_exists_sql(&self, table: &str) -> String;
+    /// Maintenance between l.i2 and qr100 (spec §2.4). Returns what was done, for the record.
+    fn ibench_cleanup(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<String>, DbError>;
+}
+
+/// A connected target: everything a benchmark needs from a database engine.
+pub trait Dbms: Send + Sync {
+    fn engine(&self) -> &'static str;
+    fn connect(&self) -> anyhow::Result<Box<dyn Conn>>;
+    /// The version string the engine itself reports.
+    fn version(&self) -> anyhow::Result<String>;
+    fn config_name(&self) -> &str;
+    /// The effective configuration as text (what the engine reports back, not what was asked).
+    fn config_text(&self) -> anyhow::Result<String>;
+    fn dialect(&self) -> &dyn Dialect;
+}
+
+/// Opens the adapter for a target; `work_dir` is where its data lives.
+pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn Dbms>> {
+    match target.engine.as_str() {
+        "sqlite" => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
+        other => crate::error::bad_input(format!(
+            "engine '{other}' is not supported yet; this build runs: sqlite"
+        )),
+    }
+}

@@ -1,0 +1,430 @@
+//! Embedded SQLite through rusqlite with the bundled library, so the default target needs nothing
+//! installed. A config is a named list of pragmas applied to every connection, so WAL+NORMAL can
+//! be compared with DELETE+FULL the way my.cnf variants are compared.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
+
+use super::{Conn, DbError, Dbms, DeleteForm, Dialect, IndexDef, Param, StmtId};
+use crate::error::bad_input;
+use crate::spec::target::Target;
+
+/// Built-in configs: (name, what it is for, pragmas in the order they are applied).
+pub const CONFIGS: &[(&str, &str, &[(&str, &str)])] = &[
+    (
+        "wal-normal",
+        "WAL journal, fsync at checkpoints only (the usual production choice; default)",
+        &[
+            ("journal_mode", "wal"),
+            ("synchronous", "normal"),
+            ("cache_size", "-16384"),
+            ("busy_timeout", "10000"),
+        ],
+    ),
+    (
+        "wal-full",
+        "WAL journal, fsync of the WAL at every commit",
+        &[
+            ("journal_mode", "wal"),
+            ("synchronous", "full"),
+            ("cache_size", "-16384"),
+            ("busy_timeout", "10000"),
+        ],
+    ),
+    (
+        "wal-off",
+        "WAL journal, no fsync at all (not durable; shows the cost of durability)",
+        &[
+            ("journal_mode", "wal"),
+            ("synchronous", "off"),
+            ("cache_size", "-16384"),
+            ("busy_timeout", "10000"),
+        ],
+    ),
+    (
+        "delete-full",
+        "rollback journal deleted at each commit, fsync at every commit (SQLite's own defaults, bigger cache)",
+        &[
+            ("journal_mode", "delete"),
+            ("synchronous", "full"),
+            ("cache_size", "-16384"),
+            ("busy_timeout", "10000"),
+        ],
+    ),
+    (
+        "defaults",
+        "SQLite's compiled-in defaults (2 MB cache, rollback journal, FULL), plus a busy timeout",
+        &[("busy_timeout", "10000")],
+    ),
+];
+
+pub const DEFAULT_CONFIG: &str = "wal-normal";
+
+/// Pragmas a config may set. SQLite silently ignores unknown pragmas, so a typo would otherwise
+/// benchmark a config nobody asked for.
+const KNOWN_PRAGMAS: &[&str] = &[
+    "analysis_limit",
+    "auto_vacuum",
+    "automatic_index",
+    "busy_timeout",
+    "cache_size",
+    "cache_spill",
+    "cell_size_check",
+    "journal_mode",
+    "journal_size_limit",
+    "locking_mode",
+    "max_page_count",
+    "mmap_size",
+    "page_size",
+    "secure_delete",
+    "synchronous",
+    "temp_store",
+    "threads",
+    "wal_autocheckpoint",
+];
+
+/// Pragmas always shown in the effective config, whether set or not.
+const REPORTED_PRAGMAS: &[&str] = &[
+    "journal_mode",
+    "synchronous",
+    "page_size",
+    "cache_size",
+    "wal_autocheckpoint",
+    "mmap_size",
+    "locking_mode",
+    "temp_store",
+    "auto_vacuum",
+    "journal_size_limit",
+    "max_page_count",
+];
+
+pub struct Sqlite {
+    path: PathBuf,
+    config_name: String,
+    pragmas: Vec<(String, String)>,
+    busy_timeout: Duration,
+    dialect: SqliteDialect,
+}
+
+impl Sqlite {
+    pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Sqlite> {
+        let config_name = target.config.clone();
+        let base = CONFIGS.iter().find(|(n, _, _)| *n == config_name);
+        let Some((_, _, base)) = base else {
+            let names: Vec<&str> = CONFIGS.iter().map(|c| c.0).collect();
+            return bad_input(format!(
+                "unknown SQLite config '{config_name}'; built-in configs are: {}",
+                names.join(", ")
+            ));
+        };
+        let mut pragmas: Vec<(String, String)> = base
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for (k, v) in &target.settings {
+            let k = k.to_ascii_lowercase();
+            if !KNOWN_PRAGMAS.contains(&k.as_str()) {
+                return bad_input(format!(
+                    "unknown SQLite pragma '{k}'; dbperf accepts: {}",
+                    KNOWN_PRAGMAS.join(", ")
+                ));
+            }
+            if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                return bad_input(format!(
+                    "pragma {k} needs a plain value (letters, digits, '-' or '_'), got '{v}'"
+                ));
+            }
+            match pragmas.iter_mut().find(|(pk, _)| *pk == k) {
+                Some(p) => p.1 = v.clone(),
+                None => pragmas.push((k, v.clone())),
+            }
+        }
+        let busy_ms = match pragmas.iter().find(|(k, _)| k == "busy_timeout") {
+            Some((_, v)) => match v.parse::<u64>() {
+                Ok(ms) => ms,
+                Err(_) => return bad_input(format!("busy_timeout must be milliseconds, got '{v}'")),
+            },
+            None => 0,
+        };
+        // busy_timeout is implemented by dbperf's own busy handler (see `busy_wait`).
+        pragmas.retain(|(k, _)| k != "busy_timeout");
+        Ok(Sqlite {
+            path: work_dir.join("ib.sqlite"),
+            config_name,
+            pragmas,
+            busy_timeout: Duration::from_millis(busy_ms),
+            dialect: SqliteDialect,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn open_connection(&self) -> Result<Connection, DbError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&self.path, flags).map_err(map_err)?;
+        for (k, v) in &self.pragmas {
+            // journal_mode answers with a row; query it so the answer can be checked.
+            let got: Option<String> = conn
+                .query_row(&format!("PRAGMA {k}={v}"), [], |r| r.get::<_, rusqlite::types::Value>(0))
+                .map(|v| match v {
+                    rusqlite::types::Value::Text(s) => Some(s),
+                    rusqlite::types::Value::Integer(i) => Some(i.to_string()),
+                    _ => None,
+                })
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(map_err(e)),
+                })?;
+            if k == "journal_mode" {
+                if let Some(got) = got {
+                    if !got.eq_ignore_ascii_case(v) {
+                        return Err(DbError {
+                            message: format!("SQLite refused journal_mode={v} (it is {got})"),
+                            transient: false,
+                        });
+                    }
+                }
+            }
+        }
+        let budget = self.busy_timeout;
+        conn.busy_handler(Some(move |n: i32| busy_wait(n, budget)))
+            .map_err(map_err)?;
+        Ok(conn)
+    }
+}
+
+/// Busy handler: SQLite's built-in one sleeps 1, 2, 5, 10 ... 100 ms between tries, which makes a
+/// writer that waits behind a 1 ms commit lose several ms. Poll every 50 µs for the first 10 ms,
+/// then every 1 ms, until the config's busy_timeout is spent.
+fn busy_wait(n: i32, budget: Duration) -> bool {
+    let n = n.max(0) as u64;
+    let spent = if n < 200 {
+        Duration::from_micros(50 * n)
+    } else {
+        Duration::from_millis(10 + (n - 200))
+    };
+    if spent >= budget {
+        return false;
+    }
+    std::thread::sleep(if n < 200 {
+        Duration::from_micros(50)
+    } else {
+        Duration::from_millis(1)
+    });
+    true
+}
+
+fn map_err(e: rusqlite::Error) -> DbError {
+    let transient = matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+    );
+    DbError {
+        message: e.to_string(),
+        transient,
+    }
+}
+
+impl Dbms for Sqlite {
+    fn engine(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {
+        let conn = self.open_connection()?;
+        Ok(Box::new(SqliteConn {
+            cell: Cell::new(conn, |_| Vec::new()),
+        }))
+    }
+
+    fn version(&self) -> anyhow::Result<String> {
+        Ok(rusqlite::version().to_string())
+    }
+
+    fn config_name(&self) -> &str {
+        &self.config_name
+    }
+
+    fn config_text(&self) -> anyhow::Result<String> {
+        let conn = self.open_connection()?;
+        let mut out = String::new();
+        for p in REPORTED_PRAGMAS {
+            let v: String = conn
+                .query_row(&format!("PRAGMA {p}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+                .map(|v| match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(s) => s,
+                    other => format!("{other:?}"),
+                })
+                .unwrap_or_else(|e| format!("unavailable ({e})"));
+            out.push_str(&format!("{p} = {v}\n"));
+        }
+        out.push_str(&format!(
+            "busy_timeout = {} (dbperf busy handler: 50 µs polls, then 1 ms)\n",
+            self.busy_timeout.as_millis()
+        ));
+        for (k, v) in &self.pragmas {
+            if !REPORTED_PRAGMAS.contains(&k.as_str()) {
+                out.push_str(&format!("{k} = {v} (as set)\n"));
+            }
+        }
+        Ok(out)
+    }
+
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+}
+
+type Stmts<'a> = Vec<Statement<'a>>;
+
+self_cell::self_cell!(
+    /// A connection with its prepared statements: statements borrow the connection, so both live
+    /// in one self-referential cell and are addressed by index (no SQL hashing per execution).
+    struct Cell {
+        owner: Connection,
+        #[not_covariant]
+        dependent: Stmts,
+    }
+);
+
+pub struct SqliteConn {
+    cell: Cell,
+}
+
+fn bind(st: &mut Statement<'_>, params: &[Param]) -> rusqlite::Result<()> {
+    for (i, p) in params.iter().enumerate() {
+        match *p {
+            Param::Int(v) => st.raw_bind_parameter(i + 1, v)?,
+            Param::Text(s) | Param::DateTime(s) => st.raw_bind_parameter(i + 1, s)?,
+        }
+    }
+    Ok(())
+}
+
+impl Conn for SqliteConn {
+    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.cell.borrow_owner().execute_batch(sql).map_err(map_err)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        self.cell.with_dependent_mut(|conn, stmts| {
+            let st = conn.prepare(sql).map_err(map_err)?;
+            stmts.push(st);
+            Ok(stmts.len() - 1)
+        })
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        self.cell.with_dependent_mut(|_, stmts| {
+            let st = &mut stmts[stmt];
+            bind(st, params).map_err(map_err)?;
+            st.raw_execute().map(|n| n as u64).map_err(map_err)
+        })
+    }
+
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        self.cell.with_dependent_mut(|_, stmts| {
+            let st = &mut stmts[stmt];
+            bind(st, params).map_err(map_err)?;
+            let ncols = st.column_count();
+            let mut rows = st.raw_query();
+            let mut n = 0u64;
+            // Touch every column, as a client fetching the result would.
+            while let Some(row) = rows.next().map_err(map_err)? {
+                for c in 0..ncols {
+                    std::hint::black_box(row.get_ref(c).map_err(map_err)?);
+                }
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        self.cell
+            .borrow_owner()
+            .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+            .map_err(map_err)
+    }
+}
+
+pub struct SqliteDialect;
+
+impl Dialect for SqliteDialect {
+    fn placeholder(&self, _i: usize) -> String {
+        "?".to_string()
+    }
+
+    fn ibench_create_table(&self, t: &str) -> Vec<String> {
+        // transactionid is the rowid (INTEGER PRIMARY KEY): new rows get max+1, so inserts are in
+        // PK order as with auto_increment. Rows are only deleted from the low end, so ids are
+        // never reused. dateandtime is TEXT 'YYYY-MM-DD HH:MM:SS', which sorts by time.
+        vec![
+            format!("DROP TABLE IF EXISTS {t}"),
+            format!(
+                "CREATE TABLE {t} (transactionid INTEGER PRIMARY KEY, dateandtime TEXT, \
+                 cashregisterid INTEGER NOT NULL, customerid INTEGER NOT NULL, \
+                 productid INTEGER NOT NULL, price INTEGER NOT NULL, data TEXT)"
+            ),
+        ]
+    }
+
+    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
+        indexes
+            .iter()
+            .map(|ix| {
+                format!(
+                    "CREATE INDEX {t}_{} ON {t} ({})",
+                    ix.suffix,
+                    ix.columns.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
+        match form {
+            // The bundled SQLite has no DELETE ... ORDER BY ... LIMIT, so this is the PostgreSQL
+            // shape of the 2024 statement.
+            DeleteForm::Current => format!(
+                "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
+                 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?)"
+            ),
+            DeleteForm::Old => {
+                format!("DELETE FROM {t} WHERE transactionid >= ? AND transactionid < ?")
+            }
+        }
+    }
+
+    fn index_hint(&self, _index: &str) -> String {
+        // The planner picks the covering index on its own (checked by a test); like PostgreSQL,
+        // no hint.
+        String::new()
+    }
+
+    fn table_exists_sql(&self, t: &str) -> String {
+        format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{t}'")
+    }
+
+    fn ibench_cleanup(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>, DbError> {
+        // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
+        // folded back into the database file, so qr100 does not start behind a big WAL.
+        conn.execute_batch("ANALYZE")?;
+        let mut done = vec!["ANALYZE".to_string()];
+        let mode = conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
+        if mode == Some(1) {
+            conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
+            done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
+        }
+        Ok(done)
+    }
+}

@@ -1,0 +1,480 @@
+//! The load engine: every connection is a role on its own OS thread. Roles are paced (open loop,
+//! see `pacer`), run flat out (closed loop), or follow another role's completions through a
+//! bounded channel. The engine times each operation, records it per operation type, publishes
+//! one row per second, and decides when a step is over. It knows nothing about SQL: a role is
+//! anything that can perform one operation and say which type it was and how many rows it moved.
+
+pub mod pacer;
+pub mod recorder;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use pacer::{Clock, Pacer, RealClock};
+use recorder::{Interval, KindStats};
+
+/// How a role decides when to start its next operation.
+pub enum Pace {
+    /// Flat out: the next operation starts when the previous one ends.
+    Closed,
+    /// Open loop at a fixed rate of operations per second.
+    Rate { ops_per_s: f64 },
+    /// One operation per permit received from another role; latency is measured from the time
+    /// carried by the permit (when the work became due). Ends when the sender is gone.
+    Follow(Receiver<Duration>),
+}
+
+/// Whether a role's end matters for the end of the step.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Lifetime {
+    /// The step ends when every primary role has finished its own work.
+    Primary,
+    /// Runs until every primary role has finished (e.g. the query thread of qr/qp steps).
+    Background,
+}
+
+pub enum OpOutcome {
+    /// One operation of type `kind` (an index into `StepPlan::kinds`) moved `rows` rows.
+    Done { kind: usize, rows: u64 },
+    /// The role has no more work.
+    Finished,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpError {
+    pub kind: usize,
+    pub message: String,
+    /// Fatal errors fail the step; others are counted per operation type and the role goes on.
+    pub fatal: bool,
+}
+
+/// One connection's behaviour. Created on its own thread (connections and prepared statements
+/// need not be `Send`).
+pub trait Role {
+    /// Untimed bookkeeping before an operation (e.g. re-reading min(pk) every N rounds). Time it
+    /// takes still delays the operation and so shows in its latency from the intended start.
+    fn before_op(&mut self) -> Result<(), OpError> {
+        Ok(())
+    }
+    fn op(&mut self) -> Result<OpOutcome, OpError>;
+}
+
+pub type RoleFactory = Box<dyn FnOnce() -> anyhow::Result<Box<dyn Role>> + Send>;
+
+pub struct RoleSpec {
+    pub name: String,
+    pub pace: Pace,
+    pub lifetime: Lifetime,
+    /// After each operation (successful or not), send a permit to a follower.
+    pub permits_to: Option<SyncSender<Duration>>,
+    pub make: RoleFactory,
+}
+
+pub struct StepPlan {
+    /// Names of operation types, e.g. ["insert", "delete", "query"].
+    pub kinds: Vec<&'static str>,
+    pub roles: Vec<RoleSpec>,
+    /// Sum of the row rates the paced roles aim at, for the per-second achieved-vs-target.
+    pub target_rows_per_s: Option<f64>,
+    /// The operation type whose rows are compared with the target.
+    pub paced_kind: Option<usize>,
+}
+
+/// One operation type in one second, all roles together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SecondKind {
+    pub ops: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SecondRow {
+    /// 0-based second of the step.
+    pub index: u64,
+    /// Length of this interval in seconds: 1 except for the last, partial one.
+    pub interval_s: f64,
+    /// One entry per `StepPlan::kinds`.
+    pub kinds: Vec<SecondKind>,
+    pub target_rows_per_s: Option<f64>,
+    /// Rows of the paced operation type per second in this interval.
+    pub achieved_rows_per_s: Option<f64>,
+}
+
+pub trait Observer {
+    fn on_second(&mut self, row: &SecondRow);
+}
+
+impl Observer for () {
+    fn on_second(&mut self, _row: &SecondRow) {}
+}
+
+pub struct StepMeasurement {
+    /// From the moment all roles were released until the last one finished.
+    pub duration: Duration,
+    /// Indexed like `StepPlan::kinds`.
+    pub kinds: Vec<KindStats>,
+    /// Per full second: (ops, rows) for each kind, flattened (second-major).
+    pub per_second: Vec<(u64, u64)>,
+    pub seconds: usize,
+    pub failure: Option<String>,
+    pub interrupted: bool,
+}
+
+impl StepMeasurement {
+    /// (ops, rows) of `kind` in each full second.
+    pub fn second_counts(&self, kind: usize) -> Vec<(u64, u64)> {
+        let n = self.kinds.len();
+        (0..self.seconds)
+            .map(|s| self.per_second[s * n + kind])
+            .collect()
+    }
+}
+
+struct Shared {
+    interrupt: Arc<AtomicBool>,
+    abort: AtomicBool,
+    primaries_left: AtomicUsize,
+    primaries_done: AtomicBool,
+    failure: Mutex<Option<String>>,
+    ready: Barrier,
+    go: Barrier,
+    start: OnceLock<Instant>,
+}
+
+impl Shared {
+    fn fail(&self, msg: String) {
+        let mut f = self.failure.lock().unwrap();
+        if f.is_none() {
+            *f = Some(msg);
+        }
+        self.abort.store(true, Ordering::SeqCst);
+    }
+
+    fn stopping(&self) -> bool {
+        self.abort.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed)
+    }
+}
+
+type Intervals = Arc<Vec<Mutex<Interval>>>;
+
+/// Runs one step to its end and returns what was measured. Never panics on role failures: a
+/// role that cannot start or hits a fatal error stops the step and is reported in `failure`.
+pub fn run_step(
+    plan: StepPlan,
+    observer: &mut dyn Observer,
+    interrupt: &Arc<AtomicBool>,
+) -> StepMeasurement {
+    let nkinds = plan.kinds.len();
+    let target = plan_target(&plan.target_rows_per_s, plan.paced_kind);
+    let nroles = plan.roles.len();
+    let primaries = plan
+        .roles
+        .iter()
+        .filter(|r| r.lifetime == Lifetime::Primary)
+        .count();
+    let shared = Arc::new(Shared {
+        interrupt: interrupt.clone(),
+        abort: AtomicBool::new(false),
+        primaries_left: AtomicUsize::new(primaries),
+        primaries_done: AtomicBool::new(primaries == 0),
+        failure: Mutex::new(None),
+        ready: Barrier::new(nroles + 1),
+        go: Barrier::new(nroles + 1),
+        start: OnceLock::new(),
+    });
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut handles = Vec::with_capacity(nroles);
+    let mut all_intervals: Vec<Intervals> = Vec::with_capacity(nroles);
+    for spec in plan.roles {
+        let intervals: Intervals =
+            Arc::new((0..nkinds).map(|_| Mutex::new(Interval::default())).collect());
+        all_intervals.push(intervals.clone());
+        let shared = shared.clone();
+        let done_tx = done_tx.clone();
+        let name = spec.name.clone();
+        let h = thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                let report = run_role(spec, &shared, &intervals, nkinds);
+                let _ = done_tx.send(());
+                report
+            })
+            .expect("spawn role thread");
+        handles.push(h);
+    }
+    drop(done_tx);
+
+    shared.ready.wait();
+    let start = Instant::now();
+    shared.start.set(start).expect("start set once");
+    shared.go.wait();
+
+    // Collector: one row per second of step time until every role has finished.
+    let mut acc: Vec<Interval> = (0..nkinds).map(|_| Interval::default()).collect();
+    let mut per_second = Vec::new();
+    let mut second: u64 = 0;
+    let mut finished = 0;
+    let end;
+    loop {
+        let tick = start + Duration::from_secs(second + 1);
+        match done_rx.recv_timeout(tick.saturating_duration_since(Instant::now())) {
+            Ok(()) => {
+                finished += 1;
+                if finished == nroles {
+                    end = Instant::now();
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let row = collect_second(&all_intervals, &mut acc, second, 1.0, &target);
+                for k in &row.kinds {
+                    per_second.push((k.ops, k.rows));
+                }
+                observer.on_second(&row);
+                second += 1;
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                end = Instant::now();
+                break;
+            }
+        }
+    }
+    let tail = end.saturating_duration_since(start + Duration::from_secs(second));
+    if tail > Duration::ZERO && nroles > 0 {
+        let row = collect_second(
+            &all_intervals,
+            &mut acc,
+            second,
+            tail.as_secs_f64(),
+            &target,
+        );
+        observer.on_second(&row);
+    }
+
+    let mut kinds: Vec<KindStats> = (0..nkinds).map(|_| KindStats::default()).collect();
+    for h in handles {
+        match h.join() {
+            Ok(report) => {
+                for (k, stats) in report.into_iter().enumerate() {
+                    if let Some(s) = stats {
+                        kinds[k].merge(&s);
+                    }
+                }
+            }
+            Err(_) => shared.fail("a role thread panicked".to_string()),
+        }
+    }
+    let failure = shared.failure.lock().unwrap().take();
+    StepMeasurement {
+        duration: end - start,
+        kinds,
+        per_second,
+        seconds: second as usize,
+        failure,
+        interrupted: interrupt.load(Ordering::SeqCst),
+    }
+}
+
+fn plan_target(t: &Option<f64>, k: Option<usize>) -> Option<(f64, usize)> {
+    match (t, k) {
+        (Some(t), Some(k)) => Some((*t, k)),
+        _ => None,
+    }
+}
+
+fn collect_second(
+    all: &[Intervals],
+    acc: &mut [Interval],
+    index: u64,
+    interval_s: f64,
+    target: &Option<(f64, usize)>,
+) -> SecondRow {
+    for role in all {
+        for (k, slot) in role.iter().enumerate() {
+            let mut g = slot.lock().unwrap();
+            acc[k].drain_from(&mut g);
+        }
+    }
+    let kinds: Vec<SecondKind> = acc
+        .iter_mut()
+        .map(|a| {
+            let row = SecondKind {
+                ops: a.ops,
+                rows: a.rows,
+                errors: a.errors,
+                p99_ns: a.p99_ns(),
+                max_ns: a.max_ns,
+            };
+            a.ops = 0;
+            a.rows = 0;
+            a.errors = 0;
+            a.max_ns = 0;
+            a.hist.reset();
+            row
+        })
+        .collect();
+    let (target_rows_per_s, achieved_rows_per_s) = match target {
+        Some((t, k)) => (Some(*t), Some(kinds[*k].rows as f64 / interval_s)),
+        None => (None, None),
+    };
+    SecondRow {
+        index,
+        interval_s,
+        kinds,
+        target_rows_per_s,
+        achieved_rows_per_s,
+    }
+}
+
+fn run_role(
+    spec: RoleSpec,
+    shared: &Shared,
+    intervals: &Intervals,
+    nkinds: usize,
+) -> Vec<Option<KindStats>> {
+    let mut stats: Vec<Option<KindStats>> = (0..nkinds).map(|_| None).collect();
+    let RoleSpec {
+        name,
+        pace,
+        lifetime,
+        permits_to,
+        make,
+    } = spec;
+    let role = match make() {
+        Ok(r) => Some(r),
+        Err(e) => {
+            shared.fail(format!("{name}: could not start: {e:#}"));
+            None
+        }
+    };
+    shared.ready.wait();
+    shared.go.wait();
+    let start = *shared.start.get().expect("start is set before go");
+    if let Some(mut role) = role {
+        pacer::tighten_timer_slack();
+        role_loop(
+            &name,
+            role.as_mut(),
+            pace,
+            lifetime,
+            permits_to,
+            shared,
+            intervals,
+            &mut stats,
+            start,
+        );
+    }
+    if lifetime == Lifetime::Primary && shared.primaries_left.fetch_sub(1, Ordering::SeqCst) == 1 {
+        shared.primaries_done.store(true, Ordering::SeqCst);
+    }
+    stats
+}
+
+#[allow(clippy::too_many_arguments)]
+fn role_loop(
+    name: &str,
+    role: &mut dyn Role,
+    pace: Pace,
+    lifetime: Lifetime,
+    permits_to: Option<SyncSender<Duration>>,
+    shared: &Shared,
+    intervals: &Intervals,
+    stats: &mut [Option<KindStats>],
+    start: Instant,
+) {
+    let clock = RealClock { start };
+    let stop = || {
+        shared.stopping()
+            || (lifetime == Lifetime::Background && shared.primaries_done.load(Ordering::Relaxed))
+    };
+    let mut pacer = match &pace {
+        Pace::Rate { ops_per_s } => Some(Pacer::new(*ops_per_s)),
+        _ => None,
+    };
+    let mut permits_to = permits_to;
+    loop {
+        if stop() {
+            break;
+        }
+        let due = match (&pace, pacer.as_mut()) {
+            (Pace::Rate { .. }, Some(p)) => match p.wait_next(&clock, &stop) {
+                Some(d) => d,
+                None => break,
+            },
+            (Pace::Follow(rx), _) => match recv_permit(rx, &stop) {
+                Some(d) => d,
+                None => break,
+            },
+            _ => clock.now(),
+        };
+        if let Err(e) = role.before_op() {
+            if record_error(name, e, shared, intervals, stats) {
+                break;
+            }
+        }
+        let begin = clock.now();
+        let result = role.op();
+        let end = clock.now();
+        match result {
+            Ok(OpOutcome::Done { kind, rows }) => {
+                let latency = (end - due.min(begin)).as_nanos() as u64;
+                let service = (end - begin).as_nanos() as u64;
+                stats[kind]
+                    .get_or_insert_with(KindStats::default)
+                    .record(latency, service, rows);
+                intervals[kind].lock().unwrap().record(latency, rows);
+            }
+            Ok(OpOutcome::Finished) => break,
+            Err(e) => {
+                if record_error(name, e, shared, intervals, stats) {
+                    break;
+                }
+            }
+        }
+        if let Some(tx) = &permits_to {
+            if tx.send(end).is_err() {
+                // The follower is gone (it failed or was stopped); keep going without it.
+                permits_to = None;
+            }
+        }
+    }
+}
+
+/// Counts an error; returns true if it was fatal (the role must stop).
+fn record_error(
+    name: &str,
+    e: OpError,
+    shared: &Shared,
+    intervals: &Intervals,
+    stats: &mut [Option<KindStats>],
+) -> bool {
+    stats[e.kind]
+        .get_or_insert_with(KindStats::default)
+        .record_error(&e.message);
+    intervals[e.kind].lock().unwrap().errors += 1;
+    if e.fatal {
+        shared.fail(format!("{name}: {}", e.message));
+    }
+    e.fatal
+}
+
+fn recv_permit(rx: &Receiver<Duration>, stop: &dyn Fn() -> bool) -> Option<Duration> {
+    loop {
+        if stop() {
+            return None;
+        }
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(d) => return Some(d),
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Engine behaviour with roles that do no I/O: counting, pacing, coupling, stopping, failing.
+
+use super::*;
+use std::sync::atomic::AtomicU64;
+
+struct Counter {
+    left: u64,
+    kind: usize,
+    rows: u64,
+    work: Duration,
+    done: Arc<AtomicU64>,
+}
+
+impl Role for Counter {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        if self.left == 0 {
+            return Ok(OpOutcome::Finished);
+        }
+        self.left -= 1;
+        if !self.work.is_zero() {
+            thread::sleep(self.work);
+        }
+        self.done.fetch_add(1, Ordering::Relaxed);
+        Ok(OpOutcome::Done {
+            kind: self.kind,
+            rows: self.rows,
+        })
+    }
+}
+
+fn counter(left: u64, kind: usize, rows: u64, work: Duration, done: &Arc<AtomicU64>) -> RoleFactory {
+    let done = done.clone();
+    Box::new(move || {
+        Ok(Box::new(Counter {
+            left,
+            kind,
+            rows,
+            work,
+            done,
+        }) as Box<dyn Role>)
+    })
+}
+
+fn spec(name: &str, pace: Pace, lifetime: Lifetime, make: RoleFactory) -> RoleSpec {
+    RoleSpec {
+        name: name.to_string(),
+        pace,
+        lifetime,
+        permits_to: None,
+        make,
+    }
+}
+
+struct Rows(Vec<SecondRow>);
+impl Observer for Rows {
+    fn on_second(&mut self, row: &SecondRow) {
+        self.0.push(row.clone());
+    }
+}
+
+fn no_interrupt() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
+}
+
+#[test]
+fn closed_roles_do_exactly_their_work() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: (0..3)
+            .map(|i| {
+                spec(
+                    &format!("c{i}"),
+                    Pace::Closed,
+                    Lifetime::Primary,
+                    counter(1000, 0, 100, Duration::ZERO, &done),
+                )
+            })
+            .collect(),
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &no_interrupt());
+    assert!(m.failure.is_none());
+    assert_eq!(m.kinds[0].ops, 3000);
+    assert_eq!(m.kinds[0].rows, 300_000);
+    assert_eq!(m.kinds[0].latency.len(), 3000);
+    assert_eq!(done.load(Ordering::Relaxed), 3000);
+}
+
+#[test]
+fn paced_role_hits_its_rate_and_follower_matches_it() {
+    let done = Arc::new(AtomicU64::new(0));
+    let (tx, rx) = mpsc::sync_channel(16);
+    let mut inserter = spec(
+        "ins",
+        Pace::Rate { ops_per_s: 40.0 },
+        Lifetime::Primary,
+        counter(60, 0, 50, Duration::from_micros(200), &done),
+    );
+    inserter.permits_to = Some(tx);
+    let deleter = spec(
+        "del",
+        Pace::Follow(rx),
+        Lifetime::Primary,
+        counter(u64::MAX, 1, 50, Duration::from_micros(100), &done),
+    );
+    let query = spec(
+        "qry",
+        Pace::Closed,
+        Lifetime::Background,
+        counter(u64::MAX, 2, 10, Duration::from_millis(1), &done),
+    );
+    let plan = StepPlan {
+        kinds: vec!["insert", "delete", "query"],
+        roles: vec![inserter, deleter, query],
+        target_rows_per_s: Some(2000.0),
+        paced_kind: Some(0),
+    };
+    let mut rows = Rows(Vec::new());
+    let m = run_step(plan, &mut rows, &no_interrupt());
+    assert!(m.failure.is_none(), "{:?}", m.failure);
+    assert_eq!(m.kinds[0].ops, 60);
+    assert_eq!(m.kinds[1].ops, 60, "one delete per insert");
+    // 60 ops at 40/s: the last is due at 1.475 s.
+    let secs = m.duration.as_secs_f64();
+    assert!((1.47..1.6).contains(&secs), "duration {secs}");
+    assert!(m.kinds[2].ops > 100, "query role ran until the writers were done");
+    assert_eq!(rows.0.len(), 2, "one full second and the partial tail");
+    assert_eq!(rows.0[0].target_rows_per_s, Some(2000.0));
+    let first = rows.0[0].achieved_rows_per_s.unwrap();
+    assert!((first - 2000.0).abs() <= 50.0, "first second {first}");
+    assert!(rows.0[1].interval_s < 1.0);
+    let total: u64 = rows.0.iter().map(|r| r.kinds[0].ops).sum();
+    assert_eq!(total, 60, "every op lands in exactly one second");
+}
+
+struct Failing {
+    after: u64,
+}
+impl Role for Failing {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        if self.after == 0 {
+            return Err(OpError {
+                kind: 0,
+                message: "disk full".into(),
+                fatal: true,
+            });
+        }
+        self.after -= 1;
+        thread::sleep(Duration::from_millis(1));
+        Ok(OpOutcome::Done { kind: 0, rows: 1 })
+    }
+}
+
+#[test]
+fn a_fatal_error_stops_every_role_and_is_reported() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert", "query"],
+        roles: vec![
+            spec(
+                "c1.inserter",
+                Pace::Closed,
+                Lifetime::Primary,
+                Box::new(|| Ok(Box::new(Failing { after: 5 }) as Box<dyn Role>)),
+            ),
+            spec(
+                "c2.inserter",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(u64::MAX, 0, 1, Duration::from_millis(1), &done),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &no_interrupt());
+    let f = m.failure.expect("failure recorded");
+    assert!(f.contains("c1.inserter") && f.contains("disk full"), "{f}");
+    assert_eq!(m.kinds[0].errors, 1);
+    assert!(m.duration < Duration::from_secs(2));
+}
+
+#[test]
+fn a_role_that_cannot_start_fails_the_step_without_deadlock() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![
+            spec(
+                "bad",
+                Pace::Closed,
+                Lifetime::Primary,
+                Box::new(|| anyhow::bail!("connection refused")),
+            ),
+            spec(
+                "good",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(u64::MAX, 0, 1, Duration::from_millis(1), &done),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &no_interrupt());
+    let f = m.failure.unwrap();
+    assert!(f.contains("bad: could not start: connection refused"), "{f}");
+}
+
+#[test]
+fn interrupt_stops_the_step_promptly() {
+    let done = Arc::new(AtomicU64::new(0));
+    let interrupt = no_interrupt();
+    let flag = interrupt.clone();
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(300));
+        flag.store(true, Ordering::SeqCst);
+    });
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![spec(
+            "slow",
+            Pace::Rate { ops_per_s: 0.1 },
+            Lifetime::Primary,
+            counter(u64::MAX, 0, 1, Duration::ZERO, &done),
+        )],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &interrupt);
+    assert!(m.interrupted);
+    assert_eq!(m.kinds[0].ops, 1, "op 0 is due at once, op 1 only after 10 s");
+    assert!(m.duration < Duration::from_secs(1));
+}

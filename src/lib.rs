@@ -1,0 +1,22 @@
+//! dbperf: a benchmark harness for database performance engineers.
+//!
+//! Data flows one way: `spec` (what to run) -> `workload` builds roles over a `dbms` adapter ->
+//! `engine` runs them on threads and measures -> `results` writes them -> `report` reads them.
+
+pub mod cli;
+pub mod dbms;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod results;
+pub mod spec;
+pub mod workload;
+
+/// Version and git revision of this build, as `dbperf --version` prints them.
+pub fn version_string() -> String {
+    format!("{} ({})", env!("CARGO_PKG_VERSION"), git_revision())
+}
+
+pub fn git_revision() -> &'static str {
+    env!("DBPERF_GIT_REV")
+}

@@ -1,0 +1,58 @@
+//! `steps/<step>.series.csv`: one row per second, streamed to a temporary file during the step
+//! (memory stays constant in the run length) and renamed into place when the step ends.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::engine::SecondRow;
+
+pub struct SeriesWriter {
+    tmp: PathBuf,
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// (column index in the engine's kinds, name)
+    kinds: Vec<(usize, &'static str)>,
+}
+
+impl SeriesWriter {
+    pub fn create(steps_dir: &Path, step: &str, kinds: Vec<(usize, &'static str)>) -> std::io::Result<Self> {
+        let path = steps_dir.join(format!("{step}.series.csv"));
+        let tmp = steps_dir.join(format!(".{step}.series.csv.tmp"));
+        let mut out = BufWriter::new(File::create(&tmp)?);
+        let mut header = String::from("second,interval_s");
+        for (_, k) in &kinds {
+            for col in ["ops_per_s", "rows_per_s", "errors", "p99_us", "max_us"] {
+                header.push_str(&format!(",{k}_{col}"));
+            }
+        }
+        header.push_str(",target_rows_per_s,achieved_rows_per_s\n");
+        out.write_all(header.as_bytes())?;
+        Ok(SeriesWriter { tmp, path, out, kinds })
+    }
+
+    pub fn row(&mut self, r: &SecondRow) -> std::io::Result<()> {
+        let mut line = format!("{},{:.3}", r.index + 1, r.interval_s);
+        for &(i, _) in &self.kinds {
+            let k = &r.kinds[i];
+            line.push_str(&format!(
+                ",{:.1},{:.1},{},{:.1},{:.1}",
+                k.ops as f64 / r.interval_s,
+                k.rows as f64 / r.interval_s,
+                k.errors,
+                k.p99_ns as f64 / 1000.0,
+                k.max_ns as f64 / 1000.0
+            ));
+        }
+        let opt = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_default();
+        line.push_str(&format!(",{},{}\n", opt(r.target_rows_per_s), opt(r.achieved_rows_per_s)));
+        self.out.write_all(line.as_bytes())
+    }
+
+    pub fn finish(mut self) -> std::io::Result<PathBuf> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()?;
+        fs::rename(&self.tmp, &self.path)?;
+        Ok(self.path)
+    }
+}

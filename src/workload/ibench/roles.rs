@@ -1,0 +1,232 @@
+//! The connections of one Insert Benchmark client (spec §1.1, §2.3): the inserter, the deleter
+//! that follows it, the query thread, and l.x's index builder.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use super::rows::{below, Batch, Rand, RowGen};
+use super::{DELETE, INDEX, INSERT, QUERY};
+use crate::dbms::{Conn, DbError, DeleteForm, Param, StmtId};
+use crate::engine::{OpError, OpOutcome, Role};
+
+fn op_err(kind: usize, e: DbError) -> OpError {
+    OpError {
+        kind,
+        fatal: !e.transient,
+        message: e.message,
+    }
+}
+
+/// Multi-row INSERT of a fixed batch size, one statement per transaction (autocommit).
+pub struct BatchWriter {
+    stmt: StmtId,
+    gen: RowGen,
+    batch: Batch,
+    rows: usize,
+}
+
+pub fn insert_sql(table: &str, rows: usize, ph: &dyn Fn(usize) -> String) -> String {
+    let mut sql = format!(
+        "INSERT INTO {table} (dateandtime,cashregisterid,customerid,productid,price,data) VALUES "
+    );
+    let mut i = 1;
+    for r in 0..rows {
+        if r > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for c in 0..6 {
+            if c > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&ph(i));
+            i += 1;
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+impl BatchWriter {
+    pub fn new(conn: &mut dyn Conn, sql: &str, gen: RowGen, rows: usize) -> Result<Self, DbError> {
+        Ok(BatchWriter {
+            stmt: conn.prepare(sql)?,
+            gen,
+            batch: Batch::default(),
+            rows,
+        })
+    }
+
+    pub fn write(&mut self, conn: &mut dyn Conn) -> Result<u64, DbError> {
+        self.gen.fill(&mut self.batch, self.rows);
+        let b = &self.batch;
+        let mut params: Vec<Param> = Vec::with_capacity(self.rows * 6);
+        for (cols, data) in b.cols.iter().zip(&b.data) {
+            let [cashregisterid, customerid, productid, price] = *cols;
+            params.extend_from_slice(&[
+                Param::DateTime(&b.dateandtime),
+                Param::Int(cashregisterid),
+                Param::Int(customerid),
+                Param::Int(productid),
+                Param::Int(price),
+                Param::Text(data),
+            ]);
+        }
+        conn.execute(self.stmt, &params)
+    }
+}
+
+pub struct Inserter {
+    pub conn: Box<dyn Conn>,
+    pub writer: BatchWriter,
+    pub rounds_left: u64,
+}
+
+impl Role for Inserter {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        if self.rounds_left == 0 {
+            return Ok(OpOutcome::Finished);
+        }
+        self.rounds_left -= 1;
+        let rows = self
+            .writer
+            .write(self.conn.as_mut())
+            .map_err(|e| op_err(INSERT, e))?;
+        Ok(OpOutcome::Done { kind: INSERT, rows })
+    }
+}
+
+/// Deletes `rows` rows from the low end of the PK once per insert batch, so the table is a
+/// queue of constant size (spec §1.6).
+pub struct Deleter {
+    pub conn: Box<dyn Conn>,
+    pub stmt: StmtId,
+    pub min_sql: String,
+    pub form: DeleteForm,
+    pub rows: i64,
+    pub resync_every: u64,
+    pub rounds: u64,
+    pub min_est: i64,
+    /// Published for the point-query thread, which draws ids at or above it.
+    pub shared_min: Arc<AtomicI64>,
+}
+
+impl Role for Deleter {
+    fn before_op(&mut self) -> Result<(), OpError> {
+        let resync = self.rounds == 0 || (self.resync_every > 0 && self.rounds % self.resync_every == 0);
+        if resync {
+            self.min_est = self
+                .conn
+                .query_i64(&self.min_sql)
+                .map_err(|e| op_err(DELETE, e))?
+                .unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        let lo = self.min_est;
+        let second = match self.form {
+            DeleteForm::Current => self.rows,
+            DeleteForm::Old => lo + self.rows,
+        };
+        self.rounds += 1;
+        self.min_est += self.rows;
+        self.shared_min.store(self.min_est, Ordering::Relaxed);
+        let rows = self
+            .conn
+            .execute(self.stmt, &[Param::Int(lo), Param::Int(second)])
+            .map_err(|e| op_err(DELETE, e))?;
+        Ok(OpOutcome::Done { kind: DELETE, rows })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryMode {
+    /// Short index-only range scans on the three covering secondary indexes (qr steps).
+    Range,
+    /// IN-lists of PK values (qp steps).
+    Point,
+}
+
+/// Range query shapes (spec §1.7): (start value domain, SQL).
+pub struct RangeQuery {
+    pub stmt: StmtId,
+    pub domain: u64,
+}
+
+/// The query thread: flat out, one statement per operation, every row fetched.
+pub struct Querier {
+    pub conn: Box<dyn Conn>,
+    pub mode: QueryMode,
+    pub ranges: Vec<RangeQuery>,
+    pub point_stmt: StmtId,
+    pub rows_per_query: usize,
+    pub rng: Rand,
+    pub max_sql: String,
+    pub max_pk: i64,
+    pub queries: u64,
+    pub shared_min: Arc<AtomicI64>,
+    pub ids: Vec<i64>,
+}
+
+impl Role for Querier {
+    fn before_op(&mut self) -> Result<(), OpError> {
+        if self.mode == QueryMode::Point && self.queries % 100 == 0 {
+            self.max_pk = self
+                .conn
+                .query_i64(&self.max_sql)
+                .map_err(|e| op_err(QUERY, e))?
+                .unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        self.queries += 1;
+        let rows = match self.mode {
+            QueryMode::Range => {
+                let g = below(&mut self.rng, self.ranges.len() as u64) as usize;
+                let q = &self.ranges[g];
+                let start = below(&mut self.rng, q.domain) as i64;
+                self.conn.query(q.stmt, &[Param::Int(start)])
+            }
+            QueryMode::Point => {
+                // Ids uniform in [min estimate, max), as the original.
+                let lo = self.shared_min.load(Ordering::Relaxed);
+                let span = (self.max_pk - lo).max(1) as u64;
+                self.ids.clear();
+                for _ in 0..self.rows_per_query {
+                    self.ids.push(lo + below(&mut self.rng, span) as i64);
+                }
+                let params: Vec<Param> = self.ids.iter().map(|&i| Param::Int(i)).collect();
+                self.conn.query(self.point_stmt, &params)
+            }
+        };
+        let rows = rows.map_err(|e| op_err(QUERY, e))?;
+        Ok(OpOutcome::Done { kind: QUERY, rows })
+    }
+}
+
+/// l.x: one batch of 100 rows, then the secondary index DDL, one operation per statement.
+pub struct Indexer {
+    pub conn: Box<dyn Conn>,
+    pub writer: Option<BatchWriter>,
+    pub ddl: Vec<String>,
+    pub next_ddl: usize,
+}
+
+impl Role for Indexer {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        if let Some(mut w) = self.writer.take() {
+            let rows = w.write(self.conn.as_mut()).map_err(|e| op_err(INSERT, e))?;
+            return Ok(OpOutcome::Done { kind: INSERT, rows });
+        }
+        let Some(sql) = self.ddl.get(self.next_ddl) else {
+            return Ok(OpOutcome::Finished);
+        };
+        self.next_ddl += 1;
+        self.conn.execute_batch(sql).map_err(|e| op_err(INDEX, e))?;
+        Ok(OpOutcome::Done { kind: INDEX, rows: 0 })
+    }
+}

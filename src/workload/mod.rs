@@ -1,0 +1,4 @@
+//! Benchmarks: schema, data generation, statements and step definitions. They build roles for the
+//! engine and never measure time or read /proc themselves.
+
+pub mod ibench;
