@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::recorder::{KindStats, IBENCH_BUCKET_NAMES};
+use crate::engine::recorder::KindStats;
 use crate::engine::StepMeasurement;
 use crate::results::{
-    encode_histogram, percentiles, CleanupRecord, Headline, OpStats, Sla, StepFile, StepParameters, SCHEMA,
+    encode_histogram, percentiles, CleanupRecord, IbenchBuckets, Headline, OpStats, Sla, StepFile, StepParameters, SCHEMA,
 };
 use crate::workload::ibench::{Cleanup, IbenchParams, StepDef, StepOutcome, KINDS, SLA_FRACTION};
 
@@ -20,11 +20,7 @@ pub fn op_stats(k: &KindStats, secs: f64) -> OpStats {
         rows_per_s: round3(k.rows as f64 / secs),
         latency_us: percentiles(&k.latency, k.max_latency_ns),
         service_us: percentiles(&k.service, k.max_service_ns),
-        ibench_buckets: IBENCH_BUCKET_NAMES
-            .iter()
-            .zip(k.buckets.iter())
-            .map(|(n, c)| (n.to_string(), *c))
-            .collect(),
+        ibench_buckets: IbenchBuckets::from_counts(&k.buckets),
         max_ms: round3(k.max_latency_ns as f64 / 1e6),
         hdr_latency: encode_histogram(&k.latency),
     }

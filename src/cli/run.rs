@@ -260,15 +260,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let show = !args.no_progress && std::io::stderr().is_terminal();
     let interrupt = interrupt_flag();
 
+    // Everything a user can get wrong about a target is checked before the first step runs.
+    let mut opened = Vec::new();
+    for t in &targets {
+        let twork = work.join(&t.name);
+        create_dir(&twork, "work directory")?;
+        let dbms = dbms::open(t, &twork)?;
+        let ib = Ibench::new(params.clone(), dbms.clone());
+        // A run that starts after l.i0 continues on an existing database.
+        if let Some(first) = params.step_names().first() {
+            if *first != StepName::Li0 {
+                ib.check_tables(first)?;
+            }
+        }
+        opened.push((t, dbms, ib));
+    }
+
     let mut results: Vec<(String, Vec<StepFile>)> = Vec::new();
     let mut code = EXIT_OK;
     let mut fatal: Option<anyhow::Error> = None;
-    for t in &targets {
+    for (t, dbms, ib) in opened {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
         eprintln!("== {} ({} steps: {})", t.name, params.steps.len(), params.steps.join(" "));
-        let r = run_target(t, &params, &preset.name, &out, &work, show, &interrupt);
+        let r = run_target(t, dbms, ib, &params, &preset.name, &out, show, &interrupt);
         match r {
             Ok((steps, status)) => {
                 if status == "failed" {
@@ -333,27 +349,18 @@ fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
 
 /// Runs every step on one target. Returns its step files and final status; Err only when
 /// nothing could be measured (bad input, or the target could not even be opened).
+#[allow(clippy::too_many_arguments)]
 fn run_target(
     target: &Target,
+    dbms: Arc<dyn crate::dbms::Dbms>,
+    ib: Ibench,
     params: &IbenchParams,
     preset: &str,
     out: &Path,
-    work: &Path,
     show: bool,
     interrupt: &Arc<AtomicBool>,
 ) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
-    let twork = work.join(&target.name);
-    create_dir(&twork, "work directory")?;
-    let dbms = dbms::open(target, &twork)?;
-    let ib = Ibench::new(params.clone(), dbms.clone());
     let names = params.step_names();
-    // A run that starts after l.i0 continues on an existing database: check before writing
-    // anything, so a wrong --work-dir is one sentence and exit 2.
-    if let Some(first) = names.first() {
-        if *first != StepName::Li0 {
-            ib.check_tables(first)?;
-        }
-    }
     let version = dbms.version()?;
     let config_text = dbms.config_text()?;
     let tdir = out.join(&target.name);

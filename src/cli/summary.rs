@@ -28,6 +28,14 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+pub fn fmt_int(n: u64) -> String {
+    if n >= 100 {
+        fmt_num(n as f64)
+    } else {
+        n.to_string()
+    }
+}
+
 /// Milliseconds from microseconds, 3 significant digits.
 pub fn fmt_ms(us: f64) -> String {
     let ms = us / 1000.0;
@@ -90,7 +98,7 @@ pub fn table(targets: &[TargetSteps]) -> String {
                 match op {
                     Some((name, o)) => row.extend([
                         name.clone(),
-                        fmt_num(o.count as f64),
+                        fmt_int(o.count),
                         fmt_ms(o.latency_us.p50),
                         fmt_ms(o.latency_us.p99),
                         fmt_ms(o.latency_us.max),

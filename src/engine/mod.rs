@@ -163,7 +163,41 @@ impl Shared {
     }
 }
 
-type Intervals = Arc<Vec<Mutex<Interval>>>;
+/// Per kind, two slots by parity of the second an operation completed in: the role fills the
+/// current second's slot while the collector empties the previous one.
+type Intervals = Arc<Vec<[Mutex<Slot>; 2]>>;
+
+/// How long after a second ends the collector reads it, so operations that completed in it but
+/// were recorded a moment later (a descheduled thread) still count in the right second.
+const GRACE: Duration = Duration::from_millis(250);
+
+#[derive(Default)]
+struct Slot {
+    second: u64,
+    drained: bool,
+    iv: Interval,
+}
+
+impl Slot {
+    #[inline]
+    fn target(&mut self, second: u64) -> &mut Interval {
+        // A slot still holding an older second that the collector has not read yet keeps it:
+        // the data is reported a second late rather than lost.
+        if self.second != second && (self.drained || self.iv.ops == 0 && self.iv.errors == 0) {
+            self.second = second;
+            self.drained = false;
+        }
+        &mut self.iv
+    }
+}
+
+fn new_slots(nkinds: usize) -> Intervals {
+    Arc::new(
+        (0..nkinds)
+            .map(|_| [Mutex::new(Slot::default()), Mutex::new(Slot::default())])
+            .collect(),
+    )
+}
 
 /// Runs one step to its end and returns what was measured. Never panics on role failures: a
 /// role that cannot start or hits a fatal error stops the step and is reported in `failure`.
@@ -194,8 +228,7 @@ pub fn run_step(
     let mut handles = Vec::with_capacity(nroles);
     let mut all_intervals: Vec<Intervals> = Vec::with_capacity(nroles);
     for spec in plan.roles {
-        let intervals: Intervals =
-            Arc::new((0..nkinds).map(|_| Mutex::new(Interval::default())).collect());
+        let intervals = new_slots(nkinds);
         all_intervals.push(intervals.clone());
         let shared = shared.clone();
         let done_tx = done_tx.clone();
@@ -217,46 +250,42 @@ pub fn run_step(
     shared.start.set(start).expect("start set once");
     shared.go.wait();
 
-    // Collector: one row per second of step time until every role has finished.
+    // Collector: one row per second of step time, read GRACE after the second ends, until every
+    // role has finished; then the remaining seconds and the partial last one.
     let mut acc: Vec<Interval> = (0..nkinds).map(|_| Interval::default()).collect();
     let mut per_second = Vec::new();
-    let mut second: u64 = 0;
+    let mut next: u64 = 0;
     let mut finished = 0;
-    let end;
-    loop {
-        let tick = start + Duration::from_secs(second + 1);
-        match done_rx.recv_timeout(tick.saturating_duration_since(Instant::now())) {
-            Ok(()) => {
-                finished += 1;
-                if finished == nroles {
-                    end = Instant::now();
-                    break;
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let row = collect_second(&all_intervals, &mut acc, second, 1.0, &target);
-                for k in &row.kinds {
-                    per_second.push((k.ops, k.rows));
-                }
-                observer.on_second(&row);
-                second += 1;
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                end = Instant::now();
-                break;
-            }
+    let mut emit = |second: u64, interval_s: f64, per_second: &mut Vec<(u64, u64)>| {
+        let row = collect_second(&all_intervals, &mut acc, second, interval_s, &target);
+        for k in &row.kinds {
+            per_second.push((k.ops, k.rows));
         }
-    }
-    let tail = end.saturating_duration_since(start + Duration::from_secs(second));
-    if tail > Duration::ZERO && nroles > 0 {
-        let row = collect_second(
-            &all_intervals,
-            &mut acc,
-            second,
-            tail.as_secs_f64(),
-            &target,
-        );
         observer.on_second(&row);
+    };
+    let end = loop {
+        if finished == nroles {
+            break Instant::now();
+        }
+        let tick = start + Duration::from_secs(next + 1) + GRACE;
+        match done_rx.recv_timeout(tick.saturating_duration_since(Instant::now())) {
+            Ok(()) => finished += 1,
+            Err(RecvTimeoutError::Timeout) => {
+                emit(next, 1.0, &mut per_second);
+                next += 1;
+            }
+            Err(RecvTimeoutError::Disconnected) => break Instant::now(),
+        }
+    };
+    let elapsed = end - start;
+    while Duration::from_secs(next + 1) <= elapsed {
+        emit(next, 1.0, &mut per_second);
+        next += 1;
+    }
+    let full_seconds = next;
+    let tail = elapsed.saturating_sub(Duration::from_secs(next));
+    if tail > Duration::ZERO && nroles > 0 {
+        emit(next, tail.as_secs_f64(), &mut Vec::new());
     }
 
     let mut kinds: Vec<KindStats> = (0..nkinds).map(|_| KindStats::default()).collect();
@@ -274,10 +303,10 @@ pub fn run_step(
     }
     let failure = shared.failure.lock().unwrap().take();
     StepMeasurement {
-        duration: end - start,
+        duration: elapsed,
         kinds,
         per_second,
-        seconds: second as usize,
+        seconds: full_seconds as usize,
         failure,
         interrupted: interrupt.load(Ordering::SeqCst),
     }
@@ -298,9 +327,12 @@ fn collect_second(
     target: &Option<(f64, usize)>,
 ) -> SecondRow {
     for role in all {
-        for (k, slot) in role.iter().enumerate() {
-            let mut g = slot.lock().unwrap();
-            acc[k].drain_from(&mut g);
+        for (k, slots) in role.iter().enumerate() {
+            let mut g = slots[(index & 1) as usize].lock().unwrap();
+            if !g.drained && g.second <= index {
+                acc[k].drain_from(&mut g.iv);
+                g.drained = true;
+            }
         }
     }
     let kinds: Vec<SecondKind> = acc
@@ -416,7 +448,7 @@ fn role_loop(
             _ => clock.now(),
         };
         if let Err(e) = role.before_op() {
-            if record_error(name, e, shared, intervals, stats) {
+            if record_error(name, e, clock.now(), shared, intervals, stats) {
                 break;
             }
         }
@@ -430,11 +462,16 @@ fn role_loop(
                 stats[kind]
                     .get_or_insert_with(KindStats::default)
                     .record(latency, service, rows);
-                intervals[kind].lock().unwrap().record(latency, rows);
+                let sec = end.as_secs();
+                intervals[kind][(sec & 1) as usize]
+                    .lock()
+                    .unwrap()
+                    .target(sec)
+                    .record(latency, rows);
             }
             Ok(OpOutcome::Finished) => break,
             Err(e) => {
-                if record_error(name, e, shared, intervals, stats) {
+                if record_error(name, e, end, shared, intervals, stats) {
                     break;
                 }
             }
@@ -452,6 +489,7 @@ fn role_loop(
 fn record_error(
     name: &str,
     e: OpError,
+    at: Duration,
     shared: &Shared,
     intervals: &Intervals,
     stats: &mut [Option<KindStats>],
@@ -459,7 +497,12 @@ fn record_error(
     stats[e.kind]
         .get_or_insert_with(KindStats::default)
         .record_error(&e.message);
-    intervals[e.kind].lock().unwrap().errors += 1;
+    let sec = at.as_secs();
+    intervals[e.kind][(sec & 1) as usize]
+        .lock()
+        .unwrap()
+        .target(sec)
+        .errors += 1;
     if e.fatal {
         shared.fail(format!("{name}: {}", e.message));
     }

@@ -25,10 +25,6 @@ pub const IBENCH_BOUNDS_NS: [u64; 9] = [
     4_000_000_000,
     16_000_000_000,
 ];
-pub const IBENCH_BUCKET_NAMES: [&str; 10] = [
-    "le_256us", "le_1ms", "le_4ms", "le_16ms", "le_64ms", "le_256ms", "le_1s", "le_4s", "le_16s",
-    "gt_16s",
-];
 
 /// Error messages kept per operation type (the count is exact; the text is a sample).
 const ERROR_SAMPLES: usize = 5;

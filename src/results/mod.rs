@@ -92,11 +92,51 @@ pub struct OpStats {
     /// From the actual start of each operation.
     pub service_us: Percentiles,
     /// The original's ten response-time buckets (counts), on latency.
-    pub ibench_buckets: BTreeMap<String, u64>,
+    pub ibench_buckets: IbenchBuckets,
     /// Largest single latency, milliseconds (the original's maxop).
     pub max_ms: f64,
     /// The full latency histogram: HdrHistogram V2 + DEFLATE, base64, nanoseconds.
     pub hdr_latency: String,
+}
+
+/// Counts of operations per response-time bucket, upper bounds inclusive (spec §2.7).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IbenchBuckets {
+    pub le_256us: u64,
+    pub le_1ms: u64,
+    pub le_4ms: u64,
+    pub le_16ms: u64,
+    pub le_64ms: u64,
+    pub le_256ms: u64,
+    pub le_1s: u64,
+    pub le_4s: u64,
+    pub le_16s: u64,
+    pub gt_16s: u64,
+}
+
+impl IbenchBuckets {
+    pub fn from_counts(c: &[u64; 10]) -> IbenchBuckets {
+        IbenchBuckets {
+            le_256us: c[0],
+            le_1ms: c[1],
+            le_4ms: c[2],
+            le_16ms: c[3],
+            le_64ms: c[4],
+            le_256ms: c[5],
+            le_1s: c[6],
+            le_4s: c[7],
+            le_16s: c[8],
+            gt_16s: c[9],
+        }
+    }
+
+    pub fn counts(&self) -> [u64; 10] {
+        [
+            self.le_256us, self.le_1ms, self.le_4ms, self.le_16ms, self.le_64ms, self.le_256ms,
+            self.le_1s, self.le_4s, self.le_16s, self.gt_16s,
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -197,7 +237,9 @@ pub fn percentiles(h: &hdrhistogram::Histogram<u64>, exact_max_ns: u64) -> Perce
     if h.is_empty() {
         return Percentiles { mean: 0.0, p50: 0.0, p90: 0.0, p99: 0.0, p99_9: 0.0, p99_99: 0.0, max: 0.0 };
     }
-    let q = |x: f64| us(h.value_at_quantile(x));
+    // HDR reports the top of a value's bucket, which can exceed the exact maximum by up to 0.1%;
+    // no percentile may claim more than the slowest operation took.
+    let q = |x: f64| us(h.value_at_quantile(x).min(exact_max_ns));
     Percentiles {
         mean: (h.mean() / 1000.0 * 1000.0).round() / 1000.0,
         p50: q(0.5),
