@@ -42,7 +42,11 @@ pub fn main() -> i32 {
         Err(e) => {
             // clap prints help/version to stdout with exit 0, usage errors with exit 2.
             let _ = e.print();
-            return if e.use_stderr() { EXIT_BAD_INPUT } else { EXIT_OK };
+            return if e.use_stderr() {
+                EXIT_BAD_INPUT
+            } else {
+                EXIT_OK
+            };
         }
     };
     let result = match cli.command {

@@ -22,7 +22,9 @@ impl StepProgress {
         let name = def.name.to_string();
         let bar = if def.name == crate::workload::ibench::StepName::Lx {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{prefix:>7} {spinner} {elapsed} {msg}").unwrap());
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>7} {spinner} {elapsed} {msg}").unwrap(),
+            );
             b.enable_steady_tick(Duration::from_millis(200));
             b.set_message("inserting one batch, then building the secondary indexes");
             b
@@ -41,7 +43,13 @@ impl StepProgress {
             b_hide(&bar);
         }
         bar.set_prefix(name);
-        StepProgress { bar, series: Some(series), series_error: None, def: def.clone(), rows_done: 0 }
+        StepProgress {
+            bar,
+            series: Some(series),
+            series_error: None,
+            def: def.clone(),
+            rows_done: 0,
+        }
     }
 
     /// Finishes the bar and the series file (renamed into place).
@@ -79,7 +87,8 @@ impl Observer for StepProgress {
         if self.def.name == crate::workload::ibench::StepName::Lx {
             return;
         }
-        self.bar.set_position(self.rows_done.min(self.bar.length().unwrap_or(u64::MAX)));
+        self.bar
+            .set_position(self.rows_done.min(self.bar.length().unwrap_or(u64::MAX)));
         let mut msg = format!("{} ins/s", rate(k[INSERT].rows as f64 / secs));
         if self.def.deletes {
             msg.push_str(&format!("  {} del/s", rate(k[DELETE].rows as f64 / secs)));

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use crate::engine::recorder::KindStats;
 use crate::engine::StepMeasurement;
 use crate::results::{
-    encode_histogram, percentiles, CleanupRecord, IbenchBuckets, Headline, OpStats, Sla, StepFile, StepParameters, SCHEMA,
+    encode_histogram, percentiles, CleanupRecord, Headline, IbenchBuckets, OpStats, Sla, StepFile,
+    StepParameters, SCHEMA,
 };
 use crate::workload::ibench::{Cleanup, IbenchParams, StepDef, StepOutcome, KINDS, SLA_FRACTION};
 
@@ -57,7 +58,10 @@ pub struct StepRecord<'a> {
 pub fn step_file(r: StepRecord) -> StepFile {
     let step = r.def.name.to_string();
     let (metric, unit) = r.def.headline();
-    let secs = r.measurement.map(|m| m.duration.as_secs_f64()).unwrap_or(0.0);
+    let secs = r
+        .measurement
+        .map(|m| m.duration.as_secs_f64())
+        .unwrap_or(0.0);
     let mut ops = BTreeMap::new();
     if let Some(m) = r.measurement {
         for k in r.def.kinds() {
@@ -82,13 +86,15 @@ pub fn step_file(r: StepRecord) -> StepFile {
         interval_rate_percentiles: outcome
             .map(|o| o.interval_percentiles.iter().cloned().collect())
             .unwrap_or_default(),
-        sla: outcome.and_then(|o| o.sla).map(|(target, achieved, met)| Sla {
-            target_rows_per_s: target,
-            achieved_rows_per_s: round3(achieved),
-            ratio: round3(achieved / target),
-            required_ratio: SLA_FRACTION,
-            met,
-        }),
+        sla: outcome
+            .and_then(|o| o.sla)
+            .map(|(target, achieved, met)| Sla {
+                target_rows_per_s: target,
+                achieved_rows_per_s: round3(achieved),
+                ratio: round3(achieved / target),
+                required_ratio: SLA_FRACTION,
+                met,
+            }),
         cleanup: r.cleanup.map(|c| CleanupRecord {
             budget_s: c.budget_s,
             rule: c.rule.clone(),

@@ -49,7 +49,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "quick")]
     pub preset: String,
 
-    /// List the presets with their sizes and exit.
+    /// List the presets with their sizes, and the SQLite configs, then exit.
     #[arg(long)]
     pub list_presets: bool,
 
@@ -206,7 +206,15 @@ fn now_rfc3339() -> String {
 fn list_presets() {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header(["preset", "l.i0 rows", "l.i1 rows", "l.i2 rows", "qr/qp s", "wait s", "description"]);
+    t.set_header([
+        "preset",
+        "l.i0 rows",
+        "l.i1 rows",
+        "l.i2 rows",
+        "qr/qp s",
+        "wait s",
+        "description",
+    ]);
     for p in presets::all() {
         t.add_row([
             p.name.clone(),
@@ -214,12 +222,34 @@ fn list_presets() {
             fmt_num(p.rows_l_i1 as f64),
             fmt_num(p.rows_l_i2 as f64),
             p.query_seconds.to_string(),
-            p.wait_seconds.map(|w| w.to_string()).unwrap_or_else(|| "formula".into()),
+            p.wait_seconds
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "formula".into()),
             p.description.clone(),
         ]);
     }
     println!("{t}");
-    println!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.");
+    println!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.\n");
+    let mut c = comfy_table::Table::new();
+    c.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    c.set_header([
+        "SQLite config (--target sqlite:NAME)",
+        "pragmas",
+        "what it is",
+    ]);
+    for cfg in crate::dbms::sqlite::CONFIGS {
+        let pragmas: Vec<String> = cfg
+            .pragmas
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        c.add_row([
+            cfg.name.to_string(),
+            pragmas.join(" "),
+            cfg.about.to_string(),
+        ]);
+    }
+    println!("{c}");
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
@@ -229,7 +259,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let preset = presets::get(&args.preset)?;
     let params = spec::ibench_params(&preset, &overrides(&args))?;
-    let target_specs = if args.targets.is_empty() { vec!["sqlite".to_string()] } else { args.targets.clone() };
+    let target_specs = if args.targets.is_empty() {
+        vec!["sqlite".to_string()]
+    } else {
+        args.targets.clone()
+    };
     let mut targets: Vec<Target> = Vec::new();
     for s in &target_specs {
         let t = spec::target::parse(s, &args.pragmas)?;
@@ -283,7 +317,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
-        eprintln!("== {} ({} steps: {})", t.name, params.steps.len(), params.steps.join(" "));
+        eprintln!(
+            "== {} ({} steps: {})",
+            t.name,
+            params.steps.len(),
+            params.steps.join(" ")
+        );
         let r = run_target(t, dbms, ib, &params, &preset.name, &out, show, &interrupt);
         match r {
             Ok((steps, status)) => {
@@ -310,8 +349,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     if let Some(e) = fatal {
         return Err(e);
     }
-    let summaries: Vec<TargetSteps> =
-        results.iter().map(|(n, s)| TargetSteps { target: n, steps: s }).collect();
+    let summaries: Vec<TargetSteps> = results
+        .iter()
+        .map(|(n, s)| TargetSteps {
+            target: n,
+            steps: s,
+        })
+        .collect();
     if summaries.iter().any(|s| !s.steps.is_empty()) {
         println!("{}", table(&summaries));
     }
@@ -324,7 +368,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 fn default_out(preset: &str) -> PathBuf {
     let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
-    let stamp = time::OffsetDateTime::now_utc().format(&fmt).unwrap_or_default();
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(&fmt)
+        .unwrap_or_default();
     let base = PathBuf::from("results").join(format!("{stamp}-ibench-{preset}"));
     let mut p = base.clone();
     let mut i = 2;
@@ -394,8 +440,12 @@ fn run_target(
         client_peak_rss_kb: None,
     };
     let write_run = |run: &RunFile| {
-        results::write_json_atomic(&tdir.join("run.json"), run)
-            .map_err(|e| BadInput(format!("cannot write {}: {e}", tdir.join("run.json").display())))
+        results::write_json_atomic(&tdir.join("run.json"), run).map_err(|e| {
+            BadInput(format!(
+                "cannot write {}: {e}",
+                tdir.join("run.json").display()
+            ))
+        })
     };
     write_run(&run)?;
 
@@ -425,9 +475,18 @@ fn run_target(
         let prepared = match ib.prepare(&def) {
             Ok(p) => p,
             Err(e) => {
-                let sf = record(None, None, None, "failed", Some(format!("before the step: {e:#}")));
+                let sf = record(
+                    None,
+                    None,
+                    None,
+                    "failed",
+                    Some(format!("before the step: {e:#}")),
+                );
                 finish_step(&steps_dir, &sf)?;
-                eprintln!("{:>7} FAILED before it started: {e:#}", def.name.to_string());
+                eprintln!(
+                    "{:>7} FAILED before it started: {e:#}",
+                    def.name.to_string()
+                );
                 run.failed_step = Some(def.name.to_string());
                 run.error = sf.error.clone();
                 steps.push(sf);
@@ -451,10 +510,15 @@ fn run_target(
             "ok"
         };
         let mut error = m.failure.clone();
-        let follows_query = names[i + 1..].iter().any(|n| matches!(n, StepName::Qr(_) | StepName::Qp(_)));
+        let follows_query = names[i + 1..]
+            .iter()
+            .any(|n| matches!(n, StepName::Qr(_) | StepName::Qp(_)));
         let cleanup = if *name == StepName::Li2 && step_status == "ok" && follows_query {
             let (budget, _) = params.wait_budget();
-            eprintln!("{:>7} cleanup and wait (budget {budget} s) before the query steps", "");
+            eprintln!(
+                "{:>7} cleanup and wait (budget {budget} s) before the query steps",
+                ""
+            );
             let c = ib.cleanup_and_wait(interrupt);
             if let Some(e) = &c.error {
                 step_status = "failed";
@@ -466,7 +530,13 @@ fn run_target(
         } else {
             None
         };
-        let sf = record(Some(&m), Some(&outcome), cleanup.as_ref(), step_status, error);
+        let sf = record(
+            Some(&m),
+            Some(&outcome),
+            cleanup.as_ref(),
+            step_status,
+            error,
+        );
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));
         steps.push(sf);
@@ -493,7 +563,8 @@ fn run_target(
 
 fn finish_step(steps_dir: &Path, sf: &StepFile) -> anyhow::Result<()> {
     let p = steps_dir.join(format!("{}.json", sf.step));
-    results::write_json_atomic(&p, sf).map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
+    results::write_json_atomic(&p, sf)
+        .map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
 }
 
 fn step_line(s: &StepFile) -> String {

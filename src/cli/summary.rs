@@ -64,14 +64,19 @@ pub fn table(targets: &[TargetSteps]) -> String {
         header.push("target");
     }
     header.extend([
-        "step", "status", "headline", "unit", "op", "count", "p50 ms", "p99 ms", "max ms", "errors", "SLA",
+        "step", "status", "headline", "unit", "op", "count", "p50 ms", "p99 ms", "max ms",
+        "errors", "SLA",
     ]);
     t.set_header(header);
     for ts in targets {
         for s in ts.steps {
             let sla = match &s.sla {
                 Some(x) if x.met => format!("met ({:.0}%)", x.ratio * 100.0),
-                Some(x) => format!("MISSED ({:.0}% of {})", x.ratio * 100.0, fmt_num(x.target_rows_per_s)),
+                Some(x) => format!(
+                    "MISSED ({:.0}% of {})",
+                    x.ratio * 100.0,
+                    fmt_num(x.target_rows_per_s)
+                ),
                 None => "-".into(),
             };
             let mut first = true;
@@ -83,7 +88,11 @@ pub fn table(targets: &[TargetSteps]) -> String {
             for op in ops {
                 let mut row: Vec<String> = vec![];
                 if multi {
-                    row.push(if first { ts.target.to_string() } else { String::new() });
+                    row.push(if first {
+                        ts.target.to_string()
+                    } else {
+                        String::new()
+                    });
                 }
                 if first {
                     row.extend([
@@ -113,7 +122,14 @@ pub fn table(targets: &[TargetSteps]) -> String {
         }
     }
     let offset = if multi { 1 } else { 0 };
-    for c in [2 + offset, 5 + offset, 6 + offset, 7 + offset, 8 + offset, 9 + offset] {
+    for c in [
+        2 + offset,
+        5 + offset,
+        6 + offset,
+        7 + offset,
+        8 + offset,
+        9 + offset,
+    ] {
         if let Some(col) = t.column_mut(c) {
             col.set_cell_alignment(CellAlignment::Right);
         }

@@ -80,7 +80,11 @@ pub trait Dialect: Send + Sync {
     fn index_hint(&self, index: &str) -> String;
     fn table_exists_sql(&self, table: &str) -> String;
     /// Maintenance between l.i2 and qr100 (spec §2.4). Returns what was done, for the record.
-    fn ibench_cleanup(&self, conn: &mut dyn Conn, tables: &[String]) -> Result<Vec<String>, DbError>;
+    fn ibench_cleanup(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+    ) -> Result<Vec<String>, DbError>;
 }
 
 /// A connected target: everything a benchmark needs from a database engine.

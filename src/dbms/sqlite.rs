@@ -11,53 +11,59 @@ use super::{Conn, DbError, Dbms, DeleteForm, Dialect, IndexDef, Param, StmtId};
 use crate::error::bad_input;
 use crate::spec::target::Target;
 
-/// Built-in configs: (name, what it is for, pragmas in the order they are applied).
-pub const CONFIGS: &[(&str, &str, &[(&str, &str)])] = &[
-    (
-        "wal-normal",
-        "WAL journal, fsync at checkpoints only (the usual production choice; default)",
-        &[
+/// A built-in config: pragmas in the order they are applied.
+pub struct Config {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub pragmas: &'static [(&'static str, &'static str)],
+}
+
+pub const CONFIGS: &[Config] = &[
+    Config {
+        name: "wal-normal",
+        about: "WAL journal, fsync at checkpoints only (the usual production choice; default)",
+        pragmas: &[
             ("journal_mode", "wal"),
             ("synchronous", "normal"),
             ("cache_size", "-16384"),
             ("busy_timeout", "10000"),
         ],
-    ),
-    (
-        "wal-full",
-        "WAL journal, fsync of the WAL at every commit",
-        &[
+    },
+    Config {
+        name: "wal-full",
+        about: "WAL journal, fsync of the WAL at every commit",
+        pragmas: &[
             ("journal_mode", "wal"),
             ("synchronous", "full"),
             ("cache_size", "-16384"),
             ("busy_timeout", "10000"),
         ],
-    ),
-    (
-        "wal-off",
-        "WAL journal, no fsync at all (not durable; shows the cost of durability)",
-        &[
+    },
+    Config {
+        name: "wal-off",
+        about: "WAL journal, no fsync at all (not durable; shows the cost of durability)",
+        pragmas: &[
             ("journal_mode", "wal"),
             ("synchronous", "off"),
             ("cache_size", "-16384"),
             ("busy_timeout", "10000"),
         ],
-    ),
-    (
-        "delete-full",
-        "rollback journal deleted at each commit, fsync at every commit (SQLite's own defaults, bigger cache)",
-        &[
+    },
+    Config {
+        name: "delete-full",
+        about: "rollback journal deleted at each commit, fsync at every commit (SQLite's own defaults, bigger cache)",
+        pragmas: &[
             ("journal_mode", "delete"),
             ("synchronous", "full"),
             ("cache_size", "-16384"),
             ("busy_timeout", "10000"),
         ],
-    ),
-    (
-        "defaults",
-        "SQLite's compiled-in defaults (2 MB cache, rollback journal, FULL), plus a busy timeout",
-        &[("busy_timeout", "10000")],
-    ),
+    },
+    Config {
+        name: "defaults",
+        about: "SQLite's compiled-in defaults (2 MB cache, rollback journal, FULL), plus a busy timeout",
+        pragmas: &[("busy_timeout", "10000")],
+    },
 ];
 
 pub const DEFAULT_CONFIG: &str = "wal-normal";
@@ -111,9 +117,9 @@ pub struct Sqlite {
 impl Sqlite {
     pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Sqlite> {
         let config_name = target.config.clone();
-        let base = CONFIGS.iter().find(|(n, _, _)| *n == config_name);
-        let Some((_, _, base)) = base else {
-            let names: Vec<&str> = CONFIGS.iter().map(|c| c.0).collect();
+        let base = CONFIGS.iter().find(|c| c.name == config_name);
+        let Some(base) = base.map(|c| c.pragmas) else {
+            let names: Vec<&str> = CONFIGS.iter().map(|c| c.name).collect();
             return bad_input(format!(
                 "unknown SQLite config '{config_name}'; built-in configs are: {}",
                 names.join(", ")
@@ -131,7 +137,11 @@ impl Sqlite {
                     KNOWN_PRAGMAS.join(", ")
                 ));
             }
-            if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            if v.is_empty()
+                || !v
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
                 return bad_input(format!(
                     "pragma {k} needs a plain value (letters, digits, '-' or '_'), got '{v}'"
                 ));
@@ -144,7 +154,9 @@ impl Sqlite {
         let busy_ms = match pragmas.iter().find(|(k, _)| k == "busy_timeout") {
             Some((_, v)) => match v.parse::<u64>() {
                 Ok(ms) => ms,
-                Err(_) => return bad_input(format!("busy_timeout must be milliseconds, got '{v}'")),
+                Err(_) => {
+                    return bad_input(format!("busy_timeout must be milliseconds, got '{v}'"))
+                }
             },
             None => 0,
         };
@@ -171,7 +183,9 @@ impl Sqlite {
         for (k, v) in &self.pragmas {
             // journal_mode answers with a row; query it so the answer can be checked.
             let got: Option<String> = conn
-                .query_row(&format!("PRAGMA {k}={v}"), [], |r| r.get::<_, rusqlite::types::Value>(0))
+                .query_row(&format!("PRAGMA {k}={v}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
                 .map(|v| match v {
                     rusqlite::types::Value::Text(s) => Some(s),
                     rusqlite::types::Value::Integer(i) => Some(i.to_string()),
@@ -415,12 +429,17 @@ impl Dialect for SqliteDialect {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{t}'")
     }
 
-    fn ibench_cleanup(&self, conn: &mut dyn Conn, _tables: &[String]) -> Result<Vec<String>, DbError> {
+    fn ibench_cleanup(
+        &self,
+        conn: &mut dyn Conn,
+        _tables: &[String],
+    ) -> Result<Vec<String>, DbError> {
         // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
         // folded back into the database file, so qr100 does not start behind a big WAL.
         conn.execute_batch("ANALYZE")?;
         let mut done = vec!["ANALYZE".to_string()];
-        let mode = conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
+        let mode =
+            conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
         if mode == Some(1) {
             conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
             done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());

@@ -192,7 +192,10 @@ mod tests {
             now: Cell::new(Duration::ZERO),
         };
         let mut pacer = Pacer::new(1.0);
-        assert!(pacer.wait_next(&clock, &|| true).is_some(), "op 0 is due at once");
+        assert!(
+            pacer.wait_next(&clock, &|| true).is_some(),
+            "op 0 is due at once"
+        );
         assert!(pacer.wait_next(&clock, &|| true).is_none());
     }
 

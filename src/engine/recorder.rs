@@ -84,7 +84,8 @@ impl KindStats {
 
     pub fn record_error(&mut self, message: &str) {
         self.errors += 1;
-        if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.iter().any(|m| m == message)
+        if self.error_samples.len() < ERROR_SAMPLES
+            && !self.error_samples.iter().any(|m| m == message)
         {
             self.error_samples.push(message.to_string());
         }
@@ -228,8 +229,14 @@ mod tests {
         src.errors = 1;
         let mut acc = Interval::default();
         acc.drain_from(&mut src);
-        assert_eq!((acc.ops, acc.rows, acc.errors, acc.max_ns), (1, 50, 1, 3_000_000));
-        assert_eq!((src.ops, src.rows, src.errors, src.hist.len()), (0, 0, 0, 0));
+        assert_eq!(
+            (acc.ops, acc.rows, acc.errors, acc.max_ns),
+            (1, 50, 1, 3_000_000)
+        );
+        assert_eq!(
+            (src.ops, src.rows, src.errors, src.hist.len()),
+            (0, 0, 0, 0)
+        );
         assert!((acc.p99_ns() as f64 / 3e6 - 1.0).abs() < 0.01);
     }
 }

@@ -28,7 +28,13 @@ impl Role for Counter {
     }
 }
 
-fn counter(left: u64, kind: usize, rows: u64, work: Duration, done: &Arc<AtomicU64>) -> RoleFactory {
+fn counter(
+    left: u64,
+    kind: usize,
+    rows: u64,
+    work: Duration,
+    done: &Arc<AtomicU64>,
+) -> RoleFactory {
     let done = done.clone();
     Box::new(move || {
         Ok(Box::new(Counter {
@@ -125,7 +131,10 @@ fn paced_role_hits_its_rate_and_follower_matches_it() {
     // 60 ops at 40/s: the last is due at 1.475 s.
     let secs = m.duration.as_secs_f64();
     assert!((1.47..1.6).contains(&secs), "duration {secs}");
-    assert!(m.kinds[2].ops > 100, "query role ran until the writers were done");
+    assert!(
+        m.kinds[2].ops > 100,
+        "query role ran until the writers were done"
+    );
     assert_eq!(rows.0.len(), 2, "one full second and the partial tail");
     assert_eq!(rows.0[0].target_rows_per_s, Some(2000.0));
     let first = rows.0[0].achieved_rows_per_s.unwrap();
@@ -206,7 +215,10 @@ fn a_role_that_cannot_start_fails_the_step_without_deadlock() {
     };
     let m = run_step(plan, &mut (), &no_interrupt());
     let f = m.failure.unwrap();
-    assert!(f.contains("bad: could not start: connection refused"), "{f}");
+    assert!(
+        f.contains("bad: could not start: connection refused"),
+        "{f}"
+    );
 }
 
 #[test]
@@ -231,6 +243,9 @@ fn interrupt_stops_the_step_promptly() {
     };
     let m = run_step(plan, &mut (), &interrupt);
     assert!(m.interrupted);
-    assert_eq!(m.kinds[0].ops, 1, "op 0 is due at once, op 1 only after 10 s");
+    assert_eq!(
+        m.kinds[0].ops, 1,
+        "op 0 is due at once, op 1 only after 10 s"
+    );
     assert!(m.duration < Duration::from_secs(1));
 }

@@ -23,7 +23,10 @@ pub struct Roots {
 
 impl Default for Roots {
     fn default() -> Self {
-        Roots { proc: "/proc".into(), etc: "/etc".into() }
+        Roots {
+            proc: "/proc".into(),
+            etc: "/etc".into(),
+        }
     }
 }
 
@@ -40,7 +43,10 @@ pub fn fingerprint(roots: &Roots) -> Fingerprint {
             matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into());
-    let cpus_online = cpuinfo.lines().filter(|l| l.starts_with("processor")).count();
+    let cpus_online = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count();
     let memory_kb = read(&roots.proc.join("meminfo"))
         .lines()
         .find_map(|l| l.strip_prefix("MemTotal:"))
@@ -52,9 +58,13 @@ pub fn fingerprint(roots: &Roots) -> Fingerprint {
         .map(|v| v.trim_matches('"').to_string())
         .unwrap_or_else(|| "unknown".into());
     Fingerprint {
-        hostname: read(&roots.proc.join("sys/kernel/hostname")).trim().to_string(),
+        hostname: read(&roots.proc.join("sys/kernel/hostname"))
+            .trim()
+            .to_string(),
         os,
-        kernel: read(&roots.proc.join("sys/kernel/osrelease")).trim().to_string(),
+        kernel: read(&roots.proc.join("sys/kernel/osrelease"))
+            .trim()
+            .to_string(),
         cpu_model,
         cpus_online,
         memory_kb,
@@ -83,11 +93,21 @@ mod tests {
         fs::write(p.join("proc/meminfo"), "MemTotal:       24576000 kB\n").unwrap();
         fs::write(p.join("proc/sys/kernel/hostname"), "box\n").unwrap();
         fs::write(p.join("proc/sys/kernel/osrelease"), "6.1.0-test\n").unwrap();
-        fs::write(p.join("etc/os-release"), "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n").unwrap();
-        let f = fingerprint(&Roots { proc: p.join("proc"), etc: p.join("etc") });
+        fs::write(
+            p.join("etc/os-release"),
+            "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
+        )
+        .unwrap();
+        let f = fingerprint(&Roots {
+            proc: p.join("proc"),
+            etc: p.join("etc"),
+        });
         assert_eq!(f.cpu_model, "Test CPU 9000");
         assert_eq!((f.cpus_online, f.memory_kb), (2, 24_576_000));
-        assert_eq!((f.hostname.as_str(), f.kernel.as_str()), ("box", "6.1.0-test"));
+        assert_eq!(
+            (f.hostname.as_str(), f.kernel.as_str()),
+            ("box", "6.1.0-test")
+        );
         assert_eq!(f.os, "Debian GNU/Linux 12 (bookworm)");
     }
 }

@@ -133,8 +133,16 @@ impl IbenchBuckets {
 
     pub fn counts(&self) -> [u64; 10] {
         [
-            self.le_256us, self.le_1ms, self.le_4ms, self.le_16ms, self.le_64ms, self.le_256ms,
-            self.le_1s, self.le_4s, self.le_16s, self.gt_16s,
+            self.le_256us,
+            self.le_1ms,
+            self.le_4ms,
+            self.le_16ms,
+            self.le_64ms,
+            self.le_256ms,
+            self.le_1s,
+            self.le_4s,
+            self.le_16s,
+            self.gt_16s,
         ]
     }
 }
@@ -217,7 +225,8 @@ fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
         ),
         None => anyhow::bail!("{} is not a dbperf result (no schema field)", path.display()),
     }
-    serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{} does not match the result schema: {e}", path.display()))
+    serde_json::from_value(v)
+        .map_err(|e| anyhow::anyhow!("{} does not match the result schema: {e}", path.display()))
 }
 
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
@@ -235,7 +244,15 @@ pub fn us(ns: u64) -> f64 {
 
 pub fn percentiles(h: &hdrhistogram::Histogram<u64>, exact_max_ns: u64) -> Percentiles {
     if h.is_empty() {
-        return Percentiles { mean: 0.0, p50: 0.0, p90: 0.0, p99: 0.0, p99_9: 0.0, p99_99: 0.0, max: 0.0 };
+        return Percentiles {
+            mean: 0.0,
+            p50: 0.0,
+            p90: 0.0,
+            p99: 0.0,
+            p99_9: 0.0,
+            p99_99: 0.0,
+            max: 0.0,
+        };
     }
     // HDR reports the top of a value's bucket, which can exceed the exact maximum by up to 0.1%;
     // no percentile may claim more than the slowest operation took.
@@ -297,7 +314,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.json");
         write_json_atomic(&p, &serde_json::json!({"schema": 1})).unwrap();
-        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("x.json")]);
     }
 }

@@ -16,7 +16,11 @@ pub struct SeriesWriter {
 }
 
 impl SeriesWriter {
-    pub fn create(steps_dir: &Path, step: &str, kinds: Vec<(usize, &'static str)>) -> std::io::Result<Self> {
+    pub fn create(
+        steps_dir: &Path,
+        step: &str,
+        kinds: Vec<(usize, &'static str)>,
+    ) -> std::io::Result<Self> {
         let path = steps_dir.join(format!("{step}.series.csv"));
         let tmp = steps_dir.join(format!(".{step}.series.csv.tmp"));
         let mut out = BufWriter::new(File::create(&tmp)?);
@@ -28,7 +32,12 @@ impl SeriesWriter {
         }
         header.push_str(",target_rows_per_s,achieved_rows_per_s\n");
         out.write_all(header.as_bytes())?;
-        Ok(SeriesWriter { tmp, path, out, kinds })
+        Ok(SeriesWriter {
+            tmp,
+            path,
+            out,
+            kinds,
+        })
     }
 
     pub fn row(&mut self, r: &SecondRow) -> std::io::Result<()> {
@@ -45,7 +54,11 @@ impl SeriesWriter {
             ));
         }
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_default();
-        line.push_str(&format!(",{},{}\n", opt(r.target_rows_per_s), opt(r.achieved_rows_per_s)));
+        line.push_str(&format!(
+            ",{},{}\n",
+            opt(r.target_rows_per_s),
+            opt(r.achieved_rows_per_s)
+        ));
         self.out.write_all(line.as_bytes())
     }
 

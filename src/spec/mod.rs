@@ -33,21 +33,24 @@ pub struct IbenchOverrides {
 /// The original's default seed (iibench.py --seed).
 pub const DEFAULT_SEED: u64 = 3_221_223_452;
 
-pub fn ibench_params(preset: &presets::Preset, o: &IbenchOverrides) -> anyhow::Result<IbenchParams> {
+pub fn ibench_params(
+    preset: &presets::Preset,
+    o: &IbenchOverrides,
+) -> anyhow::Result<IbenchParams> {
     let clients = o.clients.unwrap_or(1);
     if clients == 0 {
         return bad_input("--clients must be at least 1");
     }
     if clients > 1024 {
-        return bad_input(format!("--clients {clients} is more than 1024; each client opens up to 3 connections"));
+        return bad_input(format!(
+            "--clients {clients} is more than 1024; each client opens up to 3 connections"
+        ));
     }
     let deletes = match (o.deletes, o.shared_table) {
-        (Some(true), true) => {
-            return bad_input(
-                "--deletes on cannot be combined with --shared-table: every client's deleter would \
+        (Some(true), true) => return bad_input(
+            "--deletes on cannot be combined with --shared-table: every client's deleter would \
                  remove the same lowest rows (the original refuses this too)",
-            )
-        }
+        ),
         (Some(d), _) => d,
         (None, shared) => !shared,
     };
@@ -77,7 +80,9 @@ pub fn ibench_params(preset: &presets::Preset, o: &IbenchOverrides) -> anyhow::R
     }
     let rows_per_query = o.rows_per_query.unwrap_or(10);
     if rows_per_query == 0 || rows_per_query > 1000 {
-        return bad_input(format!("--rows-per-query must be 1..1000, got {rows_per_query}"));
+        return bad_input(format!(
+            "--rows-per-query must be 1..1000, got {rows_per_query}"
+        ));
     }
     let rows_l_i0 = o.rows_l_i0.unwrap_or(preset.rows_l_i0);
     let rows_l_i1 = o.rows_l_i1.unwrap_or(preset.rows_l_i1);
@@ -106,25 +111,32 @@ pub fn ibench_params(preset: &presets::Preset, o: &IbenchOverrides) -> anyhow::R
         max_price: 500,
         steps: Vec::new(),
     };
-    let all: Vec<String> = params.all_step_names().iter().map(StepName::to_string).collect();
+    let all: Vec<String> = params
+        .all_step_names()
+        .iter()
+        .map(StepName::to_string)
+        .collect();
     params.steps = match &o.steps {
         None => all,
         Some(sel) => {
             for s in sel {
                 if !all.contains(s) {
-                    return bad_input(format!(
-                        "unknown step '{s}'; steps are: {}",
-                        all.join(", ")
-                    ));
+                    return bad_input(format!("unknown step '{s}'; steps are: {}", all.join(", ")));
                 }
             }
             // Steps always run in the benchmark's order, whatever order they were named in.
             all.into_iter().filter(|s| sel.contains(s)).collect()
         }
     };
-    for (name, rows) in [("l.i0", rows_l_i0), ("l.i1", rows_l_i1), ("l.i2", rows_l_i2)] {
+    for (name, rows) in [
+        ("l.i0", rows_l_i0),
+        ("l.i1", rows_l_i1),
+        ("l.i2", rows_l_i2),
+    ] {
         if rows == 0 && params.steps.iter().any(|s| s == name) {
-            return bad_input(format!("{name} would insert 0 rows; give it rows or leave it out of --steps"));
+            return bad_input(format!(
+                "{name} would insert 0 rows; give it rows or leave it out of --steps"
+            ));
         }
     }
     Ok(params)
@@ -142,7 +154,8 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     let n: u64 = num
         .parse()
         .map_err(|_| format!("'{s}' is not a count (examples: 1000, 100k, 30M)"))?;
-    n.checked_mul(mult).ok_or_else(|| format!("'{s}' is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("'{s}' is too large"))
 }
 
 #[cfg(test)]
@@ -165,30 +178,63 @@ mod tests {
     #[test]
     fn defaults_follow_the_original() {
         let p = ibench_params(&quick(), &IbenchOverrides::default()).unwrap();
-        assert_eq!(p.steps.join(","), "l.i0,l.x,l.i1,l.i2,qr100,qp100,qr500,qp500,qr1000,qp1000");
+        assert_eq!(
+            p.steps.join(","),
+            "l.i0,l.x,l.i1,l.i2,qr100,qp100,qr500,qp500,qr1000,qp1000"
+        );
         assert!(p.deletes);
         assert_eq!(p.delete_form, DeleteForm::Current);
-        assert_eq!((p.data_length_min, p.data_length_max, p.data_random_pct), (10, 20, 50));
+        assert_eq!(
+            (p.data_length_min, p.data_length_max, p.data_random_pct),
+            (10, 20, 50)
+        );
         assert_eq!(p.resync_get_min, 1000);
     }
 
     #[test]
     fn shared_table_turns_deletes_off_and_refuses_them() {
-        let o = IbenchOverrides { shared_table: true, ..Default::default() };
+        let o = IbenchOverrides {
+            shared_table: true,
+            ..Default::default()
+        };
         assert!(!ibench_params(&quick(), &o).unwrap().deletes);
-        let o = IbenchOverrides { shared_table: true, deletes: Some(true), ..Default::default() };
-        assert!(crate::error::is_bad_input(&ibench_params(&quick(), &o).unwrap_err()));
+        let o = IbenchOverrides {
+            shared_table: true,
+            deletes: Some(true),
+            ..Default::default()
+        };
+        assert!(crate::error::is_bad_input(
+            &ibench_params(&quick(), &o).unwrap_err()
+        ));
     }
 
     #[test]
     fn impossible_values_are_bad_input() {
         let cases = [
-            IbenchOverrides { clients: Some(0), ..Default::default() },
-            IbenchOverrides { rates: Some(vec![0]), ..Default::default() },
-            IbenchOverrides { query_seconds: Some(0), ..Default::default() },
-            IbenchOverrides { steps: Some(vec!["l.i9".into()]), ..Default::default() },
-            IbenchOverrides { data_length_min: Some(30), ..Default::default() },
-            IbenchOverrides { rows_l_i0: Some(0), ..Default::default() },
+            IbenchOverrides {
+                clients: Some(0),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                rates: Some(vec![0]),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                query_seconds: Some(0),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                steps: Some(vec!["l.i9".into()]),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                data_length_min: Some(30),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                rows_l_i0: Some(0),
+                ..Default::default()
+            },
         ];
         for o in cases {
             let e = ibench_params(&quick(), &o).unwrap_err();
@@ -203,6 +249,9 @@ mod tests {
             steps: Some(vec!["qp200".into(), "l.i0".into()]),
             ..Default::default()
         };
-        assert_eq!(ibench_params(&quick(), &o).unwrap().steps, vec!["l.i0", "qp200"]);
+        assert_eq!(
+            ibench_params(&quick(), &o).unwrap().steps,
+            vec!["l.i0", "qp200"]
+        );
     }
 }

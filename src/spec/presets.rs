@@ -54,9 +54,15 @@ mod tests {
         let all = all();
         assert_eq!(all[0].name, "quick");
         let cs = get("cached-small").unwrap();
-        assert_eq!((cs.rows_l_i0, cs.rows_l_i1, cs.rows_l_i2), (30_000_000, 40_000_000, 10_000_000));
+        assert_eq!(
+            (cs.rows_l_i0, cs.rows_l_i1, cs.rows_l_i2),
+            (30_000_000, 40_000_000, 10_000_000)
+        );
         assert_eq!(cs.query_seconds, 1800);
-        assert_eq!(cs.wait_seconds, None, "full scale uses the original's formula");
+        assert_eq!(
+            cs.wait_seconds, None,
+            "full scale uses the original's formula"
+        );
         assert!(crate::error::is_bad_input(&get("nope").unwrap_err()));
     }
 }

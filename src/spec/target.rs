@@ -42,7 +42,9 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     }
     if engine == "sqlite" {
         if storage.is_some() {
-            return bad_input(format!("target '{s}': sqlite has no storage engines (drop '+...')"));
+            return bad_input(format!(
+                "target '{s}': sqlite has no storage engines (drop '+...')"
+            ));
         }
         if path.is_some() {
             return bad_input(format!(
@@ -52,7 +54,10 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         }
     }
     if let Some(c) = &config {
-        if !c.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch)) {
+        if !c
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
+        {
             return bad_input(format!(
                 "config name '{c}' may only use letters, digits, '-', '_' and '.'"
             ));
@@ -96,14 +101,23 @@ mod tests {
         let t = parse("sqlite", &[]).unwrap();
         assert_eq!(t.name, "sqlite.wal-normal");
         let t = parse("sqlite:delete-full", &[]).unwrap();
-        assert_eq!((t.name.as_str(), t.config.as_str()), ("sqlite.delete-full", "delete-full"));
+        assert_eq!(
+            (t.name.as_str(), t.config.as_str()),
+            ("sqlite.delete-full", "delete-full")
+        );
         let t = parse("sqlite", &[("cache_size".into(), "-1000".into())]).unwrap();
         assert_eq!(t.name, "sqlite.wal-normal+custom");
     }
 
     #[test]
     fn bad_targets_are_bad_input() {
-        for s in ["oracle", "sqlite:", "sqlite@/x", "sqlite+rocksdb", "sqlite:a/b"] {
+        for s in [
+            "oracle",
+            "sqlite:",
+            "sqlite@/x",
+            "sqlite+rocksdb",
+            "sqlite:a/b",
+        ] {
             let e = parse(s, &[]).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{s}: {e}");
         }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::dbms::{Dbms, DeleteForm, IndexDef};
 use crate::engine::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
-use roles::{insert_sql, BatchWriter, Deleter, Indexer, Inserter, QueryMode, Querier, RangeQuery};
+use roles::{insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery};
 use rows::{random_buffer, rng, stream_seed, DataParams, RowGen};
 
 /// Operation types, indexes into `KINDS`.
@@ -189,7 +189,11 @@ impl IbenchParams {
             clients: self.clients,
         };
         match *name {
-            StepName::Li0 => StepDef { rows_per_client: self.rows_l_i0, rows_per_commit: RPC_L_I0, ..base },
+            StepName::Li0 => StepDef {
+                rows_per_client: self.rows_l_i0,
+                rows_per_commit: RPC_L_I0,
+                ..base
+            },
             StepName::Lx => StepDef {
                 rows_per_client: RPC_L_X,
                 rows_per_commit: RPC_L_X,
@@ -227,7 +231,10 @@ impl IbenchParams {
     /// The cleanup + wait budget between l.i2 and qr100, and how it was chosen.
     pub fn wait_budget(&self) -> (u64, String) {
         match self.wait_seconds {
-            Some(s) => (s, format!("{s} s (preset {} or --wait-seconds)", self.preset)),
+            Some(s) => (
+                s,
+                format!("{s} s (preset {} or --wait-seconds)", self.preset),
+            ),
             None => {
                 let nr1 = self.rows_l_i0 * self.clients;
                 let s = (60 + nr1 / 1_000_000).min(1200);
@@ -291,7 +298,11 @@ pub struct Ibench {
 impl Ibench {
     pub fn new(params: IbenchParams, dbms: Arc<dyn Dbms>) -> Ibench {
         let buffer = random_buffer(params.seed);
-        Ibench { params, dbms, buffer }
+        Ibench {
+            params,
+            dbms,
+            buffer,
+        }
     }
 
     /// Untimed work before a step: l.i0 (re)creates the tables; other steps check they exist.
@@ -311,7 +322,9 @@ impl Ibench {
         let mut p = Prepared::default();
         if def.name == StepName::Lx {
             for t in &tables {
-                p.rows_before += conn.query_i64(&format!("SELECT count(*) FROM {t}"))?.unwrap_or(0) as u64;
+                p.rows_before += conn
+                    .query_i64(&format!("SELECT count(*) FROM {t}"))?
+                    .unwrap_or(0) as u64;
             }
         }
         Ok(p)
@@ -323,7 +336,11 @@ impl Ibench {
         self.check_tables_on(conn.as_mut(), step)
     }
 
-    fn check_tables_on(&self, conn: &mut dyn crate::dbms::Conn, step: &StepName) -> anyhow::Result<()> {
+    fn check_tables_on(
+        &self,
+        conn: &mut dyn crate::dbms::Conn,
+        step: &StepName,
+    ) -> anyhow::Result<()> {
         let d = self.dbms.dialect();
         for t in &self.params.tables() {
             if conn.query_i64(&d.table_exists_sql(t))? != Some(1) {
@@ -351,25 +368,37 @@ impl Ibench {
             } else {
                 (None, None)
             };
-            let writer = self.writer_factory(&table, def.rows_per_commit as usize, seed(0), step_index);
+            let writer =
+                self.writer_factory(&table, def.rows_per_commit as usize, seed(0), step_index);
             let conn_dbms = self.dbms.clone();
             let make: RoleFactory = if def.name == StepName::Lx {
                 let ddl = self.dbms.dialect().ibench_create_indexes(&table, &INDEXES);
                 Box::new(move || {
                     let mut conn = conn_dbms.connect()?;
                     let w = writer(conn.as_mut())?;
-                    Ok(Box::new(Indexer { conn, writer: Some(w), ddl, next_ddl: 0 }) as Box<dyn Role>)
+                    Ok(Box::new(Indexer {
+                        conn,
+                        writer: Some(w),
+                        ddl,
+                        next_ddl: 0,
+                    }) as Box<dyn Role>)
                 })
             } else {
                 let rounds = def.rounds_per_client();
                 Box::new(move || {
                     let mut conn = conn_dbms.connect()?;
                     let w = writer(conn.as_mut())?;
-                    Ok(Box::new(Inserter { conn, writer: w, rounds_left: rounds }) as Box<dyn Role>)
+                    Ok(Box::new(Inserter {
+                        conn,
+                        writer: w,
+                        rounds_left: rounds,
+                    }) as Box<dyn Role>)
                 })
             };
             let pace = match def.rate_per_client {
-                Some(rate) => Pace::Rate { ops_per_s: rate as f64 / def.rows_per_commit as f64 },
+                Some(rate) => Pace::Rate {
+                    ops_per_s: rate as f64 / def.rows_per_commit as f64,
+                },
                 None => Pace::Closed,
             };
             roles.push(RoleSpec {
@@ -413,7 +442,8 @@ impl Ibench {
         rows: usize,
         seed: u64,
         step_index: u64,
-    ) -> impl FnOnce(&mut dyn crate::dbms::Conn) -> anyhow::Result<BatchWriter> + Send + 'static {
+    ) -> impl FnOnce(&mut dyn crate::dbms::Conn) -> anyhow::Result<BatchWriter> + Send + 'static
+    {
         let d = self.dbms.clone();
         let sql = insert_sql(table, rows, &|i| d.dialect().placeholder(i));
         let buf = self.buffer.clone();
@@ -447,7 +477,13 @@ impl Ibench {
         })
     }
 
-    fn querier_factory(&self, table: &str, mode: QueryMode, seed: u64, shared_min: Arc<AtomicI64>) -> RoleFactory {
+    fn querier_factory(
+        &self,
+        table: &str,
+        mode: QueryMode,
+        seed: u64,
+        shared_min: Arc<AtomicI64>,
+    ) -> RoleFactory {
         let dbms = self.dbms.clone();
         let p = &self.params;
         let d = dbms.dialect();
@@ -495,7 +531,10 @@ impl Ibench {
             match mode {
                 QueryMode::Range => {
                     for (sql, domain) in &range_sql {
-                        ranges.push(RangeQuery { stmt: conn.prepare(sql)?, domain: *domain });
+                        ranges.push(RangeQuery {
+                            stmt: conn.prepare(sql)?,
+                            domain: *domain,
+                        });
                     }
                 }
                 QueryMode::Point => point_stmt = conn.prepare(&point_sql)?,
@@ -541,13 +580,24 @@ impl Ibench {
                 interval_percentiles.push((format!("{prefix}_p{p}_interval"), v));
             }
         };
-        let rows_of = |k: usize| m.second_counts(k).into_iter().map(|(_, r)| r as f64).collect();
+        let rows_of = |k: usize| {
+            m.second_counts(k)
+                .into_iter()
+                .map(|(_, r)| r as f64)
+                .collect()
+        };
         add("ips", rows_of(INSERT));
         if def.deletes {
             add("dps", rows_of(DELETE));
         }
         if def.queries.is_some() {
-            add("qps", m.second_counts(QUERY).into_iter().map(|(o, _)| o as f64).collect());
+            add(
+                "qps",
+                m.second_counts(QUERY)
+                    .into_iter()
+                    .map(|(o, _)| o as f64)
+                    .collect(),
+            );
         }
         StepOutcome {
             headline_metric: metric,
@@ -564,7 +614,11 @@ impl Ibench {
         let (budget_s, rule) = self.params.wait_budget();
         let start = Instant::now();
         let (actions, error) = match self.dbms.connect() {
-            Ok(mut conn) => match self.dbms.dialect().ibench_cleanup(conn.as_mut(), &self.params.tables()) {
+            Ok(mut conn) => match self
+                .dbms
+                .dialect()
+                .ibench_cleanup(conn.as_mut(), &self.params.tables())
+            {
                 Ok(a) => (a, None),
                 Err(e) => (Vec::new(), Some(e.message)),
             },
@@ -576,7 +630,14 @@ impl Ibench {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
         let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
-        Cleanup { budget_s, rule, actions, work_s, slept_s, error }
+        Cleanup {
+            budget_s,
+            rule,
+            actions,
+            work_s,
+            slept_s,
+            error,
+        }
     }
 }
 
@@ -618,17 +679,29 @@ mod tests {
 
     #[test]
     fn step_table_matches_the_original() {
-        let p = params(IbenchOverrides { clients: Some(4), ..Default::default() });
+        let p = params(IbenchOverrides {
+            clients: Some(4),
+            ..Default::default()
+        });
         let d = |n| p.step_def(&n);
         let li0 = d(StepName::Li0);
-        assert_eq!((li0.rows_per_commit, li0.deletes, li0.planned_rows()), (100, false, 120_000_000));
+        assert_eq!(
+            (li0.rows_per_commit, li0.deletes, li0.planned_rows()),
+            (100, false, 120_000_000)
+        );
         let lx = d(StepName::Lx);
-        assert_eq!((lx.rows_per_client, lx.clients, lx.kinds()), (100, 4, vec![INSERT, INDEX]));
+        assert_eq!(
+            (lx.rows_per_client, lx.clients, lx.kinds()),
+            (100, 4, vec![INSERT, INDEX])
+        );
         let li1 = d(StepName::Li1);
         assert_eq!((li1.rows_per_commit, li1.deletes), (50, true));
         assert_eq!(d(StepName::Li2).rows_per_commit, 5);
         let qr = d(StepName::Qr(500));
-        assert_eq!((qr.rows_per_commit, qr.rate_per_client, qr.rows_per_client), (50, Some(500), 900_000));
+        assert_eq!(
+            (qr.rows_per_commit, qr.rate_per_client, qr.rows_per_client),
+            (50, Some(500), 900_000)
+        );
         assert_eq!(qr.queries, Some(QueryMode::Range));
         assert_eq!(qr.kinds(), vec![INSERT, DELETE, QUERY]);
         assert_eq!(d(StepName::Qp(100)).queries, Some(QueryMode::Point));
@@ -637,13 +710,20 @@ mod tests {
 
     #[test]
     fn rates_below_one_batch_shrink_the_batch() {
-        let p = params(IbenchOverrides { rates: Some(vec![20]), ..Default::default() });
+        let p = params(IbenchOverrides {
+            rates: Some(vec![20]),
+            ..Default::default()
+        });
         assert_eq!(p.step_def(&StepName::Qr(20)).rows_per_commit, 20);
     }
 
     #[test]
     fn shared_table_runs_l_x_once() {
-        let p = params(IbenchOverrides { clients: Some(3), shared_table: true, ..Default::default() });
+        let p = params(IbenchOverrides {
+            clients: Some(3),
+            shared_table: true,
+            ..Default::default()
+        });
         assert_eq!(p.tables(), vec!["pi1"]);
         assert_eq!(p.step_def(&StepName::Lx).clients, 1);
         assert!(!p.step_def(&StepName::Li1).deletes);
@@ -653,9 +733,13 @@ mod tests {
     fn wait_budget_uses_the_2024_formula_at_full_scale() {
         let p = params(IbenchOverrides::default());
         assert_eq!(p.wait_budget().0, 90);
-        let p = params(IbenchOverrides { clients: Some(50), ..Default::default() });
+        let p = params(IbenchOverrides {
+            clients: Some(50),
+            ..Default::default()
+        });
         assert_eq!(p.wait_budget().0, 1200, "capped");
-        let q = ibench_params(&presets::get("quick").unwrap(), &IbenchOverrides::default()).unwrap();
+        let q =
+            ibench_params(&presets::get("quick").unwrap(), &IbenchOverrides::default()).unwrap();
         assert_eq!(q.wait_budget().0, 1);
     }
 
@@ -664,8 +748,14 @@ mod tests {
         let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
         let p = interval_rate_percentiles(&v);
         assert_eq!(p[0], (50, Some(50.0)));
-        assert_eq!(p[4], (99, Some(1.0)), "p99 is a low rate that 99% of seconds met");
-        assert!(interval_rate_percentiles(&v[..9]).iter().all(|(_, x)| x.is_none()));
+        assert_eq!(
+            p[4],
+            (99, Some(1.0)),
+            "p99 is a low rate that 99% of seconds met"
+        );
+        assert!(interval_rate_percentiles(&v[..9])
+            .iter()
+            .all(|(_, x)| x.is_none()));
     }
 
     #[test]

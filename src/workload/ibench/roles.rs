@@ -113,7 +113,8 @@ pub struct Deleter {
 
 impl Role for Deleter {
     fn before_op(&mut self) -> Result<(), OpError> {
-        let resync = self.rounds == 0 || (self.resync_every > 0 && self.rounds % self.resync_every == 0);
+        let resync =
+            self.rounds == 0 || (self.resync_every > 0 && self.rounds % self.resync_every == 0);
         if resync {
             self.min_est = self
                 .conn
@@ -227,6 +228,9 @@ impl Role for Indexer {
         };
         self.next_ddl += 1;
         self.conn.execute_batch(sql).map_err(|e| op_err(INDEX, e))?;
-        Ok(OpOutcome::Done { kind: INDEX, rows: 0 })
+        Ok(OpOutcome::Done {
+            kind: INDEX,
+            rows: 0,
+        })
     }
 }

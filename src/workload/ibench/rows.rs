@@ -100,7 +100,8 @@ impl RowGen {
         self.timestamp(&mut b.dateandtime);
         b.cols.clear();
         if b.data.len() < n {
-            b.data.resize_with(n, || String::with_capacity(self.p.len_max as usize));
+            b.data
+                .resize_with(n, || String::with_capacity(self.p.len_max as usize));
         }
         for i in 0..n {
             let cashregisterid = below(&mut self.rng, self.p.cashregisters) as i64;
@@ -139,7 +140,8 @@ impl RowGen {
         }
         self.ts_second = t;
         let dt = time::OffsetDateTime::from_unix_timestamp(t).expect("in range");
-        let fmt = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+        let fmt =
+            time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
         out.clear();
         out.push_str(&dt.format(&fmt).expect("formats"));
     }
@@ -206,7 +208,10 @@ mod tests {
     fn about_half_of_the_data_is_incompressible_material() {
         let rows = generate(9, 50);
         let total: usize = rows.iter().map(|r| r.2.len()).sum();
-        let random: usize = rows.iter().map(|r| r.2.bytes().filter(|&c| c != b'a').count()).sum();
+        let random: usize = rows
+            .iter()
+            .map(|r| r.2.bytes().filter(|&c| c != b'a').count())
+            .sum();
         let share = random as f64 / total as f64;
         // 0.375 of the characters are random base64 (6 bits each): ~0.28 of the bits, the same
         // mix the original calls 50%.

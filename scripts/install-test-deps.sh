@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what dbperf's tests need on Debian 12: PostgreSQL, MariaDB with MyRocks, sysbench
+# (fidelity checks) and sysstat (vmstat/iostat truth checks). Run as root (or with sudo).
+#
+# dbperf starts its own private server instances, so the packaged services are kept from starting
+# while the packages install (policy-rc.d answers "not allowed" to invoke-rc.d).
+set -euo pipefail
+
+packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-test-deps: all of ${packages[*]} already installed"
+    exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+fi
+
+created_policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod 755 /usr/sbin/policy-rc.d
+    created_policy=yes
+fi
+cleanup() {
+    if [ -n "$created_policy" ]; then
+        $sudo rm -f /usr/sbin/policy-rc.d
+    fi
+}
+trap cleanup EXIT
+
+echo "install-test-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-test-deps: done"
