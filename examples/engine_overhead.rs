@@ -42,7 +42,10 @@ fn measure(ops: u64, pace: fn() -> Pace) -> f64 {
 }
 
 fn main() {
-    let ops: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let ops: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000_000);
     // The bare loop without the engine, for reference.
     let t = Instant::now();
     let mut r = NoOp { left: ops };
@@ -56,5 +59,8 @@ fn main() {
     println!("bare role call:                {bare:.1} ns/op");
     println!("engine, closed loop:           {closed:.1} ns/op");
     println!("engine, open loop (paced):     {paced:.1} ns/op");
-    println!("engine overhead (paced - bare): {:.1} ns/op  (goal < 1000 ns)", paced - bare);
+    println!(
+        "engine overhead (paced - bare): {:.1} ns/op  (goal < 1000 ns)",
+        paced - bare
+    );
 }

@@ -23,7 +23,10 @@ impl Role for Batch {
             return Ok(OpOutcome::Finished);
         }
         self.left -= 1;
-        Ok(OpOutcome::Done { kind: self.kind, rows: BATCH })
+        Ok(OpOutcome::Done {
+            kind: self.kind,
+            rows: BATCH,
+        })
     }
 }
 
@@ -43,7 +46,10 @@ impl Observer for Worst {
 }
 
 fn main() {
-    let secs: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(60);
+    let secs: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(60);
     let roles = RATES
         .iter()
         .enumerate()
@@ -51,14 +57,21 @@ fn main() {
             let left = secs * rate / BATCH;
             RoleSpec {
                 name: format!("inserter{rate}"),
-                pace: Pace::Rate { ops_per_s: rate as f64 / BATCH as f64 },
+                pace: Pace::Rate {
+                    ops_per_s: rate as f64 / BATCH as f64,
+                },
                 lifetime: Lifetime::Primary,
                 permits_to: None,
                 make: Box::new(move || Ok(Box::new(Batch { kind, left }) as Box<dyn Role>)),
             }
         })
         .collect();
-    let plan = StepPlan { kinds: vec!["r100", "r500", "r1000"], roles, target_rows_per_s: None, paced_kind: None };
+    let plan = StepPlan {
+        kinds: vec!["r100", "r500", "r1000"],
+        roles,
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
     let mut worst = Worst([0.0; 3]);
     let m = run_step(plan, &mut worst, &Arc::new(AtomicBool::new(false)));
     let t = m.duration.as_secs_f64();

@@ -15,7 +15,12 @@ pub struct StepProgress {
     series_error: Option<std::io::Error>,
     def: StepDef,
     rows_done: u64,
+    /// Without a visible bar (no terminal), print a status line this often instead.
+    log_every: Option<u64>,
 }
+
+/// Seconds between status lines when no progress bar is shown.
+const LOG_EVERY_S: u64 = 60;
 
 impl StepProgress {
     pub fn new(def: &StepDef, series: SeriesWriter, show: bool) -> StepProgress {
@@ -49,6 +54,7 @@ impl StepProgress {
             series_error: None,
             def: def.clone(),
             rows_done: 0,
+            log_every: (!show).then_some(LOG_EVERY_S),
         }
     }
 
@@ -102,6 +108,17 @@ impl Observer for StepProgress {
         let errors: u64 = k.iter().map(|x| x.errors).sum();
         if errors > 0 {
             msg.push_str(&format!("  {errors} errors"));
+        }
+        if let Some(n) = self.log_every {
+            if (row.index + 1) % n == 0 {
+                eprintln!(
+                    "{:>7} {:>5} s  {}/{} rows  {msg}",
+                    self.def.name.to_string(),
+                    row.index + 1,
+                    self.rows_done,
+                    self.def.planned_rows()
+                );
+            }
         }
         self.bar.set_message(msg);
     }

@@ -53,6 +53,7 @@ pub struct StepRecord<'a> {
     pub cleanup: Option<&'a Cleanup>,
     pub status: &'a str,
     pub error: Option<String>,
+    pub warnings: Vec<String>,
 }
 
 pub fn step_file(r: StepRecord) -> StepFile {
@@ -74,6 +75,7 @@ pub fn step_file(r: StepRecord) -> StepFile {
         step: step.clone(),
         status: r.status.to_string(),
         error: r.error,
+        warnings: r.warnings,
         started_at: r.started_at,
         duration_s: round3(secs),
         headline: Headline {

@@ -460,7 +460,7 @@ fn run_target(
         let def = params.step_def(name);
         let step_index = all.iter().position(|n| n == name).unwrap_or(i) as u64;
         let started_at = now_rfc3339();
-        let record = |m, o, c, st: &'static str, err: Option<String>| {
+        let record = |m, o, c, st: &'static str, err: Option<String>, warnings: Vec<String>| {
             step_file(StepRecord {
                 params,
                 def: &def,
@@ -470,6 +470,7 @@ fn run_target(
                 cleanup: c,
                 status: st,
                 error: err,
+                warnings,
             })
         };
         let prepared = match ib.prepare(&def) {
@@ -481,6 +482,7 @@ fn run_target(
                     None,
                     "failed",
                     Some(format!("before the step: {e:#}")),
+                    Vec::new(),
                 );
                 finish_step(&steps_dir, &sf)?;
                 eprintln!(
@@ -494,6 +496,9 @@ fn run_target(
                 break;
             }
         };
+        for w in &prepared.warnings {
+            eprintln!("{:>7} warning: {w}", def.name.to_string());
+        }
         let kinds = def.kinds().into_iter().map(|k| (k, KINDS[k])).collect();
         let series = SeriesWriter::create(&steps_dir, &def.name.to_string(), kinds)
             .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
@@ -536,6 +541,7 @@ fn run_target(
             cleanup.as_ref(),
             step_status,
             error,
+            prepared.warnings.clone(),
         );
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));

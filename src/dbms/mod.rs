@@ -79,6 +79,8 @@ pub trait Dialect: Send + Sync {
     /// Text placed after `FROM t` to force a covering index, where the engine needs one.
     fn index_hint(&self, index: &str) -> String;
     fn table_exists_sql(&self, table: &str) -> String;
+    /// One integer: 1 when the named index exists.
+    fn index_exists_sql(&self, table: &str, index: &str) -> String;
     /// Maintenance between l.i2 and qr100 (spec §2.4). Returns what was done, for the record.
     fn ibench_cleanup(
         &self,

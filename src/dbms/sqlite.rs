@@ -429,6 +429,10 @@ impl Dialect for SqliteDialect {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{t}'")
     }
 
+    fn index_exists_sql(&self, t: &str, index: &str) -> String {
+        format!("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '{t}' AND name = '{index}'")
+    }
+
     fn ibench_cleanup(
         &self,
         conn: &mut dyn Conn,

@@ -188,6 +188,8 @@ pub struct StepFile {
     /// ok | failed | interrupted
     pub status: String,
     pub error: Option<String>,
+    /// Conditions that change what the numbers mean (e.g. range queries without their index).
+    pub warnings: Vec<String>,
     pub started_at: String,
     pub duration_s: f64,
     pub headline: Headline,

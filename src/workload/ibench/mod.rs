@@ -287,6 +287,8 @@ pub const SLA_FRACTION: f64 = 0.95;
 pub struct Prepared {
     /// Rows in the tables before l.x (l.x reports indexed rows per second).
     pub rows_before: u64,
+    /// Things that make this step's numbers mean something other than usual.
+    pub warnings: Vec<String>,
 }
 
 pub struct Ibench {
@@ -320,6 +322,19 @@ impl Ibench {
         }
         self.check_tables_on(conn.as_mut(), &def.name)?;
         let mut p = Prepared::default();
+        if def.queries == Some(QueryMode::Range) {
+            for t in &tables {
+                for ix in &INDEXES {
+                    let name = format!("{t}_{}", ix.suffix);
+                    if conn.query_i64(&d.index_exists_sql(t, &name))? != Some(1) {
+                        p.warnings.push(format!(
+                            "index {name} does not exist, so range queries on it scan the table \
+                             (l.x builds the secondary indexes)"
+                        ));
+                    }
+                }
+            }
+        }
         if def.name == StepName::Lx {
             for t in &tables {
                 p.rows_before += conn
