@@ -79,7 +79,8 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
         }
         // The series has one row per second (the last may be partial) and the header the docs
         // describe.
-        let csv = std::fs::read_to_string(dir.join("steps").join(&s.series_file)).unwrap();
+        let csv = std::fs::read_to_string(dir.join("steps").join(s.series_file.as_ref().unwrap()))
+            .unwrap();
         let mut lines = csv.lines();
         let header = lines.next().unwrap();
         assert!(
@@ -87,9 +88,17 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
             "{header}"
         );
         let rows: Vec<&str> = lines.collect();
-        assert_eq!(
-            rows.len(),
-            s.duration_s.ceil() as usize,
+        let intervals: Vec<f64> = rows
+            .iter()
+            .map(|r| r.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert!(
+            intervals[..intervals.len() - 1].iter().all(|&i| i == 1.0),
+            "{}: only the last row may be partial: {intervals:?}",
+            s.step
+        );
+        assert!(
+            (intervals.iter().sum::<f64>() - s.duration_s).abs() < 0.01,
             "{}: {} s, {} rows",
             s.step,
             s.duration_s,
@@ -122,7 +131,7 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
         let sla = s.sla.as_ref().unwrap();
         let rate: f64 = s.step[2..].parse().unwrap();
         assert_eq!(sla.target_rows_per_s, rate);
-        assert!(sla.met, "{} {sla:?}", s.step);
+        assert_eq!(sla.met, Some(true), "{} {sla:?}", s.step);
         assert_eq!(
             s.ops["insert"].rows as f64,
             rate * 5.0,
@@ -290,6 +299,11 @@ fn ctrl_c_stops_the_step_keeps_what_was_measured_and_exits_130() {
     assert!(
         steps[1].ops["query"].count > 0,
         "the measured part of qr100 is kept"
+    );
+    assert_eq!(
+        steps[1].sla.as_ref().unwrap().met,
+        None,
+        "no SLA verdict on a partial step"
     );
     assert!(steps[1].duration_s >= 2.0 && steps[1].duration_s < 10.0);
     assert!(!steps_dir.join(".qr100.series.csv.tmp").exists());

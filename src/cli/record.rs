@@ -95,7 +95,7 @@ pub fn step_file(r: StepRecord) -> StepFile {
                 achieved_rows_per_s: round3(achieved),
                 ratio: round3(achieved / target),
                 required_ratio: SLA_FRACTION,
-                met,
+                met: (r.status == "ok").then_some(met),
             }),
         cleanup: r.cleanup.map(|c| CleanupRecord {
             budget_s: c.budget_s,
@@ -105,6 +105,6 @@ pub fn step_file(r: StepRecord) -> StepFile {
             slept_s: round3(c.slept_s),
             error: c.error.clone(),
         }),
-        series_file: format!("{step}.series.csv"),
+        series_file: r.measurement.map(|_| format!("{step}.series.csv")),
     }
 }

@@ -276,6 +276,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         Some(p) => p.clone(),
         None => default_out(&preset.name),
     };
+    let out_existed = out.exists();
     create_dir(&out, "result directory")?;
     for t in &targets {
         if out.join(&t.name).join("run.json").exists() {
@@ -294,21 +295,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let show = !args.no_progress && std::io::stderr().is_terminal();
     let interrupt = interrupt_flag();
 
-    // Everything a user can get wrong about a target is checked before the first step runs.
-    let mut opened = Vec::new();
-    for t in &targets {
-        let twork = work.join(&t.name);
-        create_dir(&twork, "work directory")?;
-        let dbms = dbms::open(t, &twork)?;
-        let ib = Ibench::new(params.clone(), dbms.clone());
-        // A run that starts after l.i0 continues on an existing database.
-        if let Some(first) = params.step_names().first() {
-            if *first != StepName::Li0 {
-                ib.check_tables(first)?;
+    // Everything a user can get wrong about a target is checked before the first step runs; if
+    // something is wrong, directories this run created are removed again.
+    let opened = match open_targets(&targets, &params, &work) {
+        Ok(o) => o,
+        Err(e) => {
+            if delete_work {
+                let _ = fs::remove_dir_all(&work);
             }
+            if !out_existed {
+                let _ = fs::remove_dir(&out);
+            }
+            return Err(e);
         }
-        opened.push((t, dbms, ib));
-    }
+    };
 
     let mut results: Vec<(String, Vec<StepFile>)> = Vec::new();
     let mut code = EXIT_OK;
@@ -366,6 +366,30 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
+type Opened<'a> = Vec<(&'a Target, Arc<dyn crate::dbms::Dbms>, Ibench)>;
+
+fn open_targets<'a>(
+    targets: &'a [Target],
+    params: &IbenchParams,
+    work: &Path,
+) -> anyhow::Result<Opened<'a>> {
+    let mut opened = Vec::new();
+    for t in targets {
+        let twork = work.join(&t.name);
+        create_dir(&twork, "work directory")?;
+        let dbms = dbms::open(t, &twork)?;
+        let ib = Ibench::new(params.clone(), dbms.clone());
+        // A run that starts after l.i0 continues on an existing database.
+        if let Some(first) = params.step_names().first() {
+            if *first != StepName::Li0 {
+                ib.check_tables(first)?;
+            }
+        }
+        opened.push((t, dbms, ib));
+    }
+    Ok(opened)
+}
+
 fn default_out(preset: &str) -> PathBuf {
     let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
     let stamp = time::OffsetDateTime::now_utc()
@@ -407,6 +431,7 @@ fn run_target(
     interrupt: &Arc<AtomicBool>,
 ) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
     let names = params.step_names();
+    crate::host::reset_own_peak_rss(&Default::default());
     let version = dbms.version()?;
     let config_text = dbms.config_text()?;
     let tdir = out.join(&target.name);
@@ -586,7 +611,11 @@ fn step_line(s: &StepFile) -> String {
             "  background inserts {} of {} rows/s ({})",
             fmt_num(sla.achieved_rows_per_s),
             fmt_num(sla.target_rows_per_s),
-            if sla.met { "SLA met" } else { "SLA MISSED" }
+            match sla.met {
+                Some(true) => "SLA met",
+                Some(false) => "SLA MISSED",
+                None => "SLA not judged: step incomplete",
+            }
         ));
     }
     if s.status != "ok" {

@@ -71,12 +71,15 @@ pub fn table(targets: &[TargetSteps]) -> String {
     for ts in targets {
         for s in ts.steps {
             let sla = match &s.sla {
-                Some(x) if x.met => format!("met ({:.0}%)", x.ratio * 100.0),
-                Some(x) => format!(
-                    "MISSED ({:.0}% of {})",
-                    x.ratio * 100.0,
-                    fmt_num(x.target_rows_per_s)
-                ),
+                Some(x) if x.met == Some(true) => format!("met ({:.0}%)", x.ratio * 100.0),
+                Some(x) if x.met == Some(false) => {
+                    format!(
+                        "MISSED ({:.0}% of {})",
+                        x.ratio * 100.0,
+                        fmt_num(x.target_rows_per_s)
+                    )
+                }
+                Some(_) => format!("n/a ({})", s.status),
                 None => "-".into(),
             };
             let mut first = true;

@@ -81,12 +81,14 @@ pub trait Dialect: Send + Sync {
     fn table_exists_sql(&self, table: &str) -> String;
     /// One integer: 1 when the named index exists.
     fn index_exists_sql(&self, table: &str, index: &str) -> String;
-    /// Maintenance between l.i2 and qr100 (spec §2.4). Returns what was done, for the record.
+    /// Maintenance between l.i2 and qr100 (spec §2.4). Appends each statement to `done` once it
+    /// has succeeded, so a failure part way still records what was done.
     fn ibench_cleanup(
         &self,
         conn: &mut dyn Conn,
         tables: &[String],
-    ) -> Result<Vec<String>, DbError>;
+        done: &mut Vec<String>,
+    ) -> Result<(), DbError>;
 }
 
 /// A connected target: everything a benchmark needs from a database engine.

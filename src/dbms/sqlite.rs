@@ -437,17 +437,18 @@ impl Dialect for SqliteDialect {
         &self,
         conn: &mut dyn Conn,
         _tables: &[String],
-    ) -> Result<Vec<String>, DbError> {
+        done: &mut Vec<String>,
+    ) -> Result<(), DbError> {
         // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
         // folded back into the database file, so qr100 does not start behind a big WAL.
         conn.execute_batch("ANALYZE")?;
-        let mut done = vec!["ANALYZE".to_string()];
-        let mode =
+        done.push("ANALYZE".to_string());
+        let wal =
             conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
-        if mode == Some(1) {
+        if wal == Some(1) {
             conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
             done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
         }
-        Ok(done)
+        Ok(())
     }
 }

@@ -71,6 +71,12 @@ pub fn fingerprint(roots: &Roots) -> Fingerprint {
     }
 }
 
+/// Resets this process's peak resident set (VmHWM) to its current RSS, so each target of a run
+/// reports its own peak (Linux 4.0+; silently a no-op elsewhere).
+pub fn reset_own_peak_rss(roots: &Roots) {
+    let _ = fs::write(roots.proc.join("self/clear_refs"), b"5");
+}
+
 /// Peak resident set of this process (VmHWM), KiB.
 pub fn own_peak_rss_kb(roots: &Roots) -> Option<u64> {
     read(&roots.proc.join("self/status"))

@@ -154,7 +154,9 @@ pub struct Sla {
     pub achieved_rows_per_s: f64,
     pub ratio: f64,
     pub required_ratio: f64,
-    pub met: bool,
+    /// null when the step did not run to its end (failed or interrupted): a partial step's rate
+    /// says nothing about whether the target was sustained.
+    pub met: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -198,7 +200,8 @@ pub struct StepFile {
     pub interval_rate_percentiles: BTreeMap<String, Option<f64>>,
     pub sla: Option<Sla>,
     pub cleanup: Option<CleanupRecord>,
-    pub series_file: String,
+    /// null when the step failed before it started.
+    pub series_file: Option<String>,
 }
 
 /// Writes JSON to `path` atomically: readers see the old file or the whole new one.

@@ -59,7 +59,9 @@ impl SeriesWriter {
             opt(r.target_rows_per_s),
             opt(r.achieved_rows_per_s)
         ));
-        self.out.write_all(line.as_bytes())
+        self.out.write_all(line.as_bytes())?;
+        // One row a second: flushing each keeps the temporary file a live feed (`tail -f`).
+        self.out.flush()
     }
 
     pub fn finish(mut self) -> std::io::Result<PathBuf> {

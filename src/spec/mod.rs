@@ -59,6 +59,7 @@ pub fn ibench_params(
         return bad_input("--rates needs one or more positive rows/s values, e.g. 100,500,1000");
     }
     let mut sorted = rates.clone();
+    sorted.sort_unstable();
     sorted.dedup();
     if sorted.len() != rates.len() {
         return bad_input("--rates has a repeated value; each rate names two steps (qrN, qpN)");
@@ -217,6 +218,10 @@ mod tests {
             },
             IbenchOverrides {
                 rates: Some(vec![0]),
+                ..Default::default()
+            },
+            IbenchOverrides {
+                rates: Some(vec![100, 500, 100]),
                 ..Default::default()
             },
             IbenchOverrides {

@@ -628,16 +628,15 @@ impl Ibench {
     pub fn cleanup_and_wait(&self, interrupt: &AtomicBool) -> Cleanup {
         let (budget_s, rule) = self.params.wait_budget();
         let start = Instant::now();
-        let (actions, error) = match self.dbms.connect() {
-            Ok(mut conn) => match self
+        let mut actions = Vec::new();
+        let error = match self.dbms.connect() {
+            Ok(mut conn) => self
                 .dbms
                 .dialect()
-                .ibench_cleanup(conn.as_mut(), &self.params.tables())
-            {
-                Ok(a) => (a, None),
-                Err(e) => (Vec::new(), Some(e.message)),
-            },
-            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+                .ibench_cleanup(conn.as_mut(), &self.params.tables(), &mut actions)
+                .err()
+                .map(|e| e.message),
+            Err(e) => Some(format!("{e:#}")),
         };
         let work_s = start.elapsed().as_secs_f64();
         let deadline = start + Duration::from_secs(budget_s);
@@ -665,8 +664,8 @@ fn hint(h: String) -> String {
 }
 
 /// The original's "p50/p99" of a step: percentiles of the per-second rate sorted in descending
-/// order, element at round(p/100 * n), so p99 is a low rate that 99% of seconds met or beat
-/// (spec §2.6). Needs at least 10 seconds.
+/// order, the element at 1-based position round(p/100 * n), so p99 is a low rate that 99% of
+/// seconds met or beat (spec §2.6). Needs at least 10 seconds.
 pub fn interval_rate_percentiles(per_second: &[f64]) -> Vec<(u32, Option<f64>)> {
     const PS: [u32; 5] = [50, 75, 90, 95, 99];
     if per_second.len() < 10 {
@@ -677,8 +676,8 @@ pub fn interval_rate_percentiles(per_second: &[f64]) -> Vec<(u32, Option<f64>)> 
     let n = v.len();
     PS.iter()
         .map(|&p| {
-            let i = ((p as f64 / 100.0) * n as f64).round() as usize;
-            (p, Some(v[i.min(n - 1)]))
+            let pos = ((p as f64 / 100.0) * n as f64).round() as usize;
+            (p, Some(v[pos.clamp(1, n) - 1]))
         })
         .collect()
 }
@@ -762,11 +761,17 @@ mod tests {
     fn interval_percentiles_sort_descending() {
         let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
         let p = interval_rate_percentiles(&v);
-        assert_eq!(p[0], (50, Some(50.0)));
+        assert_eq!(p[0], (50, Some(51.0)), "50th of 100 in descending order");
         assert_eq!(
             p[4],
-            (99, Some(1.0)),
+            (99, Some(2.0)),
             "p99 is a low rate that 99% of seconds met"
+        );
+        let ten: Vec<f64> = (1..=10).map(|x| x as f64).collect();
+        assert_eq!(
+            interval_rate_percentiles(&ten)[4],
+            (99, Some(1.0)),
+            "position clamps to n"
         );
         assert!(interval_rate_percentiles(&v[..9])
             .iter()
