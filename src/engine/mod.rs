@@ -259,8 +259,8 @@ pub fn run_step(
     let mut per_second = Vec::new();
     let mut next: u64 = 0;
     let mut finished = 0;
-    let mut emit = |second: u64, interval_s: f64, per_second: &mut Vec<(u64, u64)>| {
-        let row = collect_second(&all_intervals, &mut acc, second, interval_s, &target);
+    let mut emit = |second: u64, interval_s: f64, per_second: &mut Vec<(u64, u64)>, last: bool| {
+        let row = collect_second(&all_intervals, &mut acc, second, interval_s, &target, last);
         for k in &row.kinds {
             per_second.push((k.ops, k.rows));
         }
@@ -274,21 +274,22 @@ pub fn run_step(
         match done_rx.recv_timeout(tick.saturating_duration_since(Instant::now())) {
             Ok(()) => finished += 1,
             Err(RecvTimeoutError::Timeout) => {
-                emit(next, 1.0, &mut per_second);
+                emit(next, 1.0, &mut per_second, false);
                 next += 1;
             }
             Err(RecvTimeoutError::Disconnected) => break Instant::now(),
         }
     };
     let elapsed = end - start;
-    while Duration::from_secs(next + 1) <= elapsed {
-        emit(next, 1.0, &mut per_second);
+    let full_seconds = elapsed.as_secs();
+    let tail = elapsed - Duration::from_secs(full_seconds);
+    while next < full_seconds {
+        let last = next + 1 == full_seconds && tail.is_zero();
+        emit(next, 1.0, &mut per_second, last);
         next += 1;
     }
-    let full_seconds = next;
-    let tail = elapsed.saturating_sub(Duration::from_secs(next));
-    if tail > Duration::ZERO && nroles > 0 {
-        emit(next, tail.as_secs_f64(), &mut Vec::new());
+    if !tail.is_zero() && nroles > 0 {
+        emit(next, tail.as_secs_f64(), &mut Vec::new(), true);
     }
 
     let mut kinds: Vec<KindStats> = (0..nkinds).map(|_| KindStats::default()).collect();
@@ -328,12 +329,20 @@ fn collect_second(
     index: u64,
     interval_s: f64,
     target: &Option<(f64, usize)>,
+    last: bool,
 ) -> SecondRow {
     for role in all {
         for (k, slots) in role.iter().enumerate() {
-            let mut g = slots[(index & 1) as usize].lock().unwrap();
-            if !g.iv.is_empty() && g.second <= index {
-                acc[k].drain_from(&mut g.iv);
+            for (parity, slot) in slots.iter().enumerate() {
+                // The last row also takes anything recorded late into the other slot, so no
+                // operation is missing from the series when the step ends.
+                if !last && parity as u64 != index & 1 {
+                    continue;
+                }
+                let mut g = slot.lock().unwrap();
+                if !g.iv.is_empty() && g.second <= index {
+                    acc[k].drain_from(&mut g.iv);
+                }
             }
         }
     }

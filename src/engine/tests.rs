@@ -249,3 +249,46 @@ fn interrupt_stops_the_step_promptly() {
     );
     assert!(m.duration < Duration::from_secs(1));
 }
+
+fn record_at(slots: &Intervals, second: u64, latency_ns: u64) {
+    slots[0][(second & 1) as usize]
+        .lock()
+        .unwrap()
+        .target(second)
+        .record(latency_ns, 1);
+}
+
+#[test]
+fn late_records_are_reported_later_never_lost() {
+    let slots = new_slots(1);
+    let all = vec![slots.clone()];
+    let mut acc = vec![Interval::default()];
+    let ops = |row: SecondRow| row.kinds[0].ops;
+    record_at(&slots, 0, 1_000);
+    assert_eq!(ops(collect_second(&all, &mut acc, 0, 1.0, &None, false)), 1);
+    // An operation of second 0 recorded after second 0 was read (a descheduled thread).
+    record_at(&slots, 0, 2_000);
+    record_at(&slots, 1, 3_000);
+    assert_eq!(ops(collect_second(&all, &mut acc, 1, 1.0, &None, false)), 1);
+    // Read with second 2, one row late.
+    let row = collect_second(&all, &mut acc, 2, 1.0, &None, false);
+    assert_eq!((row.kinds[0].ops, row.kinds[0].max_ns), (1, 2_000));
+    // A late record of second 1 at the very end lands in the last row, though it is the other
+    // slot's parity.
+    record_at(&slots, 1, 4_000);
+    record_at(&slots, 3, 5_000);
+    assert_eq!(ops(collect_second(&all, &mut acc, 3, 0.5, &None, true)), 2);
+}
+
+#[test]
+fn per_second_p99_never_exceeds_the_seconds_max() {
+    let slots = new_slots(1);
+    let all = vec![slots.clone()];
+    let mut acc = vec![Interval::default()];
+    for ns in [1_000_001u64, 1_000_003, 1_000_007] {
+        record_at(&slots, 0, ns);
+    }
+    let row = collect_second(&all, &mut acc, 0, 1.0, &None, true);
+    assert_eq!(row.kinds[0].max_ns, 1_000_007);
+    assert!(row.kinds[0].p99_ns <= 1_000_007);
+}

@@ -191,6 +191,7 @@ pub struct StepFile {
     pub status: String,
     pub error: Option<String>,
     /// Conditions that change what the numbers mean (e.g. range queries without their index).
+    #[serde(default)]
     pub warnings: Vec<String>,
     pub started_at: String,
     pub duration_s: f64,

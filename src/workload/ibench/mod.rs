@@ -503,35 +503,7 @@ impl Ibench {
         let p = &self.params;
         let d = dbms.dialect();
         let limit = p.rows_per_query;
-        let range_sql: Vec<(String, u64)> = vec![
-            (
-                format!(
-                    "SELECT productid, customerid, price FROM {table}{} WHERE productid >= {} \
-                     ORDER BY productid, customerid, price LIMIT {limit}",
-                    hint(d.index_hint(&format!("{table}_marketsegment"))),
-                    d.placeholder(1)
-                ),
-                p.products,
-            ),
-            (
-                format!(
-                    "SELECT cashregisterid, customerid, price FROM {table}{} WHERE cashregisterid > {} \
-                     ORDER BY cashregisterid, customerid, price LIMIT {limit}",
-                    hint(d.index_hint(&format!("{table}_registersegment"))),
-                    d.placeholder(1)
-                ),
-                p.cashregisters,
-            ),
-            (
-                format!(
-                    "SELECT price, dateandtime, customerid FROM {table}{} WHERE price >= {} \
-                     ORDER BY price, dateandtime, customerid LIMIT {limit}",
-                    hint(d.index_hint(&format!("{table}_pdc"))),
-                    d.placeholder(1)
-                ),
-                p.max_price,
-            ),
-        ];
+        let range_sql = range_queries(table, d, p);
         let in_list: Vec<String> = (1..=limit as usize).map(|i| d.placeholder(i)).collect();
         let point_sql = format!(
             "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
@@ -655,6 +627,36 @@ impl Ibench {
     }
 }
 
+/// The three range queries with the start-value domain of each. Each reads one covering index
+/// (spec §1.7): select, filter on the first column and order by exactly the index's columns;
+/// the register query uses a strict `>`.
+pub fn range_queries(
+    table: &str,
+    d: &dyn crate::dbms::Dialect,
+    p: &IbenchParams,
+) -> Vec<(String, u64)> {
+    let limit = p.rows_per_query;
+    let shapes = [
+        (">=", p.products),
+        (">", p.cashregisters),
+        (">=", p.max_price),
+    ];
+    INDEXES
+        .iter()
+        .zip(shapes)
+        .map(|(ix, (cmp, domain))| {
+            let cols = ix.columns.join(", ");
+            let sql = format!(
+                "SELECT {cols} FROM {table}{} WHERE {} {cmp} {} ORDER BY {cols} LIMIT {limit}",
+                hint(d.index_hint(&format!("{table}_{}", ix.suffix))),
+                ix.columns[0],
+                d.placeholder(1)
+            );
+            (sql, domain)
+        })
+        .collect()
+}
+
 fn hint(h: String) -> String {
     if h.is_empty() {
         h
@@ -776,6 +778,20 @@ mod tests {
         assert!(interval_rate_percentiles(&v[..9])
             .iter()
             .all(|(_, x)| x.is_none()));
+    }
+
+    #[test]
+    fn range_queries_are_the_originals() {
+        let p = params(IbenchOverrides::default());
+        let q = range_queries("pi1", &crate::dbms::sqlite::SqliteDialect, &p);
+        assert_eq!(
+            q,
+            [
+                ("SELECT productid, customerid, price FROM pi1 WHERE productid >= ? ORDER BY productid, customerid, price LIMIT 10".to_string(), 10_000),
+                ("SELECT cashregisterid, customerid, price FROM pi1 WHERE cashregisterid > ? ORDER BY cashregisterid, customerid, price LIMIT 10".to_string(), 1_000),
+                ("SELECT price, dateandtime, customerid FROM pi1 WHERE price >= ? ORDER BY price, dateandtime, customerid LIMIT 10".to_string(), 500),
+            ]
+        );
     }
 
     #[test]
