@@ -81,14 +81,6 @@ pub trait Dialect: Send + Sync {
     fn table_exists_sql(&self, table: &str) -> String;
     /// One integer: 1 when the named index exists.
     fn index_exists_sql(&self, table: &str, index: &str) -> String;
-    /// Maintenance between l.i2 and qr100 (spec §2.4). Appends each statement to `done` once it
-    /// has succeeded, so a failure part way still records what was done.
-    fn ibench_cleanup(
-        &self,
-        conn: &mut dyn Conn,
-        tables: &[String],
-        done: &mut Vec<String>,
-    ) -> Result<(), DbError>;
 }
 
 /// A connected target: everything a benchmark needs from a database engine.
@@ -101,6 +93,16 @@ pub trait Dbms: Send + Sync {
     /// The effective configuration as text (what the engine reports back, not what was asked).
     fn config_text(&self) -> anyhow::Result<String>;
     fn dialect(&self) -> &dyn Dialect;
+    /// Maintenance between l.i2 and qr100 (spec §2.4), to be finished by `deadline` where it
+    /// waits for the engine. Appends each statement to `done` once it has succeeded, so a failure
+    /// part way still records what was done. Returns statements to run after the wait (settings
+    /// changed for the wait and restored afterwards).
+    fn ibench_cleanup(
+        &self,
+        tables: &[String],
+        deadline: std::time::Instant,
+        done: &mut Vec<String>,
+    ) -> Result<Vec<String>, DbError>;
 }
 
 /// Opens the adapter for a target; `work_dir` is where its data lives.

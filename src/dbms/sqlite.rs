@@ -296,6 +296,29 @@ impl Dbms for Sqlite {
     fn dialect(&self) -> &dyn Dialect {
         &self.dialect
     }
+
+    fn ibench_cleanup(
+        &self,
+        _tables: &[String],
+        _deadline: std::time::Instant,
+        done: &mut Vec<String>,
+    ) -> Result<Vec<String>, DbError> {
+        // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
+        // folded back into the database file, so qr100 does not start behind a big WAL.
+        let mut conn = self.connect().map_err(|e| DbError {
+            message: format!("{e:#}"),
+            transient: false,
+        })?;
+        conn.execute_batch("ANALYZE")?;
+        done.push("ANALYZE".to_string());
+        let wal =
+            conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
+        if wal == Some(1) {
+            conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
+            done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
+        }
+        Ok(Vec::new())
+    }
 }
 
 type Stmts<'a> = Vec<Statement<'a>>;
@@ -431,24 +454,5 @@ impl Dialect for SqliteDialect {
 
     fn index_exists_sql(&self, t: &str, index: &str) -> String {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '{t}' AND name = '{index}'")
-    }
-
-    fn ibench_cleanup(
-        &self,
-        conn: &mut dyn Conn,
-        _tables: &[String],
-        done: &mut Vec<String>,
-    ) -> Result<(), DbError> {
-        // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
-        // folded back into the database file, so qr100 does not start behind a big WAL.
-        conn.execute_batch("ANALYZE")?;
-        done.push("ANALYZE".to_string());
-        let wal =
-            conn.query_i64("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'")?;
-        if wal == Some(1) {
-            conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
-            done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
-        }
-        Ok(())
     }
 }

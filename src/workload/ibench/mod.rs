@@ -600,22 +600,34 @@ impl Ibench {
     pub fn cleanup_and_wait(&self, interrupt: &AtomicBool) -> Cleanup {
         let (budget_s, rule) = self.params.wait_budget();
         let start = Instant::now();
-        let mut actions = Vec::new();
-        let error = match self.dbms.connect() {
-            Ok(mut conn) => self
-                .dbms
-                .dialect()
-                .ibench_cleanup(conn.as_mut(), &self.params.tables(), &mut actions)
-                .err()
-                .map(|e| e.message),
-            Err(e) => Some(format!("{e:#}")),
-        };
-        let work_s = start.elapsed().as_secs_f64();
         let deadline = start + Duration::from_secs(budget_s);
+        let mut actions = Vec::new();
+        let (restore, mut error) =
+            match self
+                .dbms
+                .ibench_cleanup(&self.params.tables(), deadline, &mut actions)
+            {
+                Ok(r) => (r, None),
+                Err(e) => (Vec::new(), Some(e.message)),
+            };
+        let work_s = start.elapsed().as_secs_f64();
         while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
             std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
         }
         let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
+        // Settings changed for the wait go back, even after an interrupt.
+        if !restore.is_empty() {
+            let restored = self.dbms.connect().and_then(|mut c| {
+                for sql in &restore {
+                    c.execute_batch(sql)?;
+                    actions.push(sql.clone());
+                }
+                Ok(())
+            });
+            if let Err(e) = restored {
+                error.get_or_insert(format!("restoring settings after the wait: {e:#}"));
+            }
+        }
         Cleanup {
             budget_s,
             rule,
