@@ -114,3 +114,32 @@ pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn Dbms>> {
         )),
     }
 }
+
+/// How to reach a server. Exactly one transport is used and recorded: a client library that
+/// silently switches (the mysql crate prefers the unix socket) must be told not to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub transport: Transport,
+    pub user: String,
+    /// Never written to results, logs or reports.
+    pub password: Option<String>,
+    pub database: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Tcp { host: String, port: u16 },
+    Socket { path: std::path::PathBuf },
+}
+
+impl Endpoint {
+    /// For results and messages: everything but the password.
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Tcp { host, port } => format!("tcp {host}:{port} user {} database {}", self.user, self.database),
+            Transport::Socket { path } => {
+                format!("unix socket {} user {} database {}", path.display(), self.user, self.database)
+            }
+        }
+    }
+}
