@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod results;
+pub mod server;
 pub mod spec;
 pub mod workload;
 

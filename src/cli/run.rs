@@ -12,10 +12,13 @@ use super::progress::StepProgress;
 use super::record::{step_file, StepRecord};
 use super::summary::{fmt_num, table, TargetSteps};
 use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::dbms::{self, DeleteForm};
+use crate::dbms::{self, Dbms, DeleteForm};
 use crate::engine;
 use crate::error::{bad_input, is_bad_input, BadInput};
-use crate::results::{self, series::SeriesWriter, RunFile, StepFile, TargetInfo, Tool, SCHEMA};
+use crate::results::{
+    self, series::SeriesWriter, RunFile, ServerRecord, StepFile, TargetInfo, Tool, SCHEMA,
+};
+use crate::server;
 use crate::spec::{self, presets, target::Target, IbenchOverrides};
 use crate::workload::ibench::{Ibench, IbenchParams, StepName, KINDS};
 
@@ -152,6 +155,26 @@ pub struct RunArgs {
     /// No progress bars (they are also off when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// How the benchmark connects to a server: TCP on 127.0.0.1 (as the original) or the unix
+    /// socket in the server's private directory.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub transport: TransportArg,
+
+    /// OS user that managed servers run as when dbperf runs as root [default: dbperf, created
+    /// as a system user if missing]. Servers never run as root.
+    #[arg(long, value_name = "USER")]
+    pub server_user: Option<String>,
+
+    /// Seconds a managed server may take to start answering.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub server_start_timeout: u64,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum TransportArg {
+    Tcp,
+    Socket,
 }
 
 /// Set by Ctrl-C; every role and wait checks it.
@@ -162,7 +185,8 @@ fn interrupt_flag() -> Arc<AtomicBool> {
         let f = flag.clone();
         let _ = ctrlc::set_handler(move || {
             if f.swap(true, Ordering::SeqCst) {
-                eprintln!("\ninterrupted again: exiting without waiting");
+                eprintln!("\ninterrupted again: killing the servers dbperf started and exiting");
+                crate::server::process::kill_all_registered();
                 std::process::exit(EXIT_INTERRUPTED);
             }
             eprintln!("\ninterrupted: stopping the step and writing what was measured (Ctrl-C again to quit now)");
@@ -297,7 +321,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 
     // Everything a user can get wrong about a target is checked before the first step runs; if
     // something is wrong, directories this run created are removed again.
-    let opened = match open_targets(&targets, &params, &work) {
+    let opened = match open_targets(&targets, &params, &work, &args) {
         Ok(o) => o,
         Err(e) => {
             if delete_work {
@@ -313,7 +337,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut results: Vec<(String, Vec<StepFile>)> = Vec::new();
     let mut code = EXIT_OK;
     let mut fatal: Option<anyhow::Error> = None;
-    for (t, dbms, ib) in opened {
+    let socket = args.transport == TransportArg::Socket;
+    for (t, prepared) in opened {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
@@ -323,7 +348,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             params.steps.len(),
             params.steps.join(" ")
         );
-        let r = run_target(t, dbms, ib, &params, &preset.name, &out, show, &interrupt);
+        let ctx = TargetRun {
+            params: &params,
+            preset: &preset.name,
+            out: &out,
+            show,
+            interrupt: &interrupt,
+        };
+        let r = match prepared {
+            Prepared::Embedded(dbms, ib) => run_target(t, dbms, ib, None, &ctx),
+            Prepared::Server(plan) => {
+                match start_server(t, &plan, &work.join(&t.name).join("server"), socket) {
+                    Ok((mut running, dbms, record)) => {
+                        let ib = Ibench::new(params.clone(), dbms.clone());
+                        let r = run_target(t, dbms, ib, Some((&mut running, record)), &ctx);
+                        running.stop();
+                        r
+                    }
+                    Err(e) => {
+                        eprintln!("error: target {} could not start: {e:#}", t.name);
+                        record_start_failure(t, &plan, &format!("{e:#}"), &ctx)?;
+                        code = EXIT_FAILED;
+                        continue;
+                    }
+                }
+            }
+        };
         match r {
             Ok((steps, status)) => {
                 if status == "failed" {
@@ -366,28 +416,153 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-type Opened<'a> = Vec<(&'a Target, Arc<dyn crate::dbms::Dbms>, Ibench)>;
+/// A target ready to run: an embedded engine already open, or a server to start.
+enum Prepared {
+    Embedded(Arc<dyn Dbms>, Ibench),
+    Server(server::Plan),
+}
+
+type Opened<'a> = Vec<(&'a Target, Prepared)>;
+
+fn server_kind(t: &Target) -> server::Kind {
+    match t.engine.as_str() {
+        "postgres" => server::Kind::Postgres,
+        "mysql" => server::Kind::MySql,
+        _ => server::Kind::MariaDb,
+    }
+}
 
 fn open_targets<'a>(
     targets: &'a [Target],
     params: &IbenchParams,
     work: &Path,
+    args: &RunArgs,
 ) -> anyhow::Result<Opened<'a>> {
     let mut opened = Vec::new();
+    let first = params.step_names().first().cloned();
+    let mut user = None;
     for t in targets {
         let twork = work.join(&t.name);
+        if t.is_server() {
+            let kind = server_kind(t);
+            let layout = server::layout::find(kind, t.path.as_deref(), t.rocksdb())?;
+            let Some(config_text) = server::configs::builtin(kind, t.rocksdb(), &t.config) else {
+                return bad_input(format!(
+                    "unknown {} config '{}'; the built-in one is 'default'",
+                    t.engine, t.config
+                ));
+            };
+            if first.as_ref().is_some_and(|f| *f != StepName::Li0) {
+                return bad_input(format!(
+                    "target {} is a server dbperf starts empty, so the steps must begin with l.i0",
+                    t.name
+                ));
+            }
+            if user.is_none() {
+                user = Some(server::process::server_user(args.server_user.as_deref())?);
+            }
+            create_dir(&twork, "work directory")?;
+            opened.push((
+                t,
+                Prepared::Server(server::Plan {
+                    kind,
+                    rocksdb: t.rocksdb(),
+                    layout,
+                    config_name: t.config.clone(),
+                    config_text,
+                    user: user.clone().flatten(),
+                    ready_timeout: std::time::Duration::from_secs(args.server_start_timeout),
+                }),
+            ));
+            continue;
+        }
         create_dir(&twork, "work directory")?;
         let dbms = dbms::open(t, &twork)?;
         let ib = Ibench::new(params.clone(), dbms.clone());
         // A run that starts after l.i0 continues on an existing database.
-        if let Some(first) = params.step_names().first() {
+        if let Some(first) = &first {
             if *first != StepName::Li0 {
                 ib.check_tables(first)?;
             }
         }
-        opened.push((t, dbms, ib));
+        opened.push((t, Prepared::Embedded(dbms, ib)));
     }
     Ok(opened)
+}
+
+/// Starts a managed server, creates the benchmark database and opens the adapter.
+fn start_server(
+    t: &Target,
+    plan: &server::Plan,
+    dir: &Path,
+    socket: bool,
+) -> anyhow::Result<(server::Running, Arc<dyn Dbms>, ServerRecord)> {
+    let started = std::time::Instant::now();
+    let running = plan.start(dir)?;
+    let start_s = started.elapsed().as_secs_f64();
+    let ep = running.endpoint(socket, server::DATABASE);
+    let dbms: Arc<dyn Dbms> = match plan.kind {
+        server::Kind::Postgres => {
+            crate::dbms::postgres::ensure_database(
+                &running.endpoint(socket, "postgres"),
+                server::DATABASE,
+            )
+            .map_err(|e| anyhow::anyhow!("creating database {}: {e}", server::DATABASE))?;
+            Arc::new(crate::dbms::postgres::Postgres::new(
+                ep.clone(),
+                &plan.config_name,
+                &plan.config_text,
+            ))
+        }
+        kind => {
+            use crate::dbms::mysql::{Flavor, Mysql, Storage};
+            let flavor = if kind == server::Kind::MySql {
+                Flavor::MySql
+            } else {
+                Flavor::MariaDb
+            };
+            let storage = if plan.rocksdb {
+                Storage::RocksDb
+            } else {
+                Storage::InnoDb
+            };
+            let admin = Mysql::new(running.endpoint(socket, "mysql"), flavor, storage, "", "");
+            admin
+                .connect()
+                .and_then(|mut c| {
+                    Ok(c.execute_batch(&format!(
+                        "CREATE DATABASE IF NOT EXISTS {}",
+                        server::DATABASE
+                    ))?)
+                })
+                .map_err(|e| anyhow::anyhow!("creating database {}: {e:#}", server::DATABASE))?;
+            Arc::new(Mysql::new(
+                ep.clone(),
+                flavor,
+                storage,
+                &plan.config_name,
+                &plan.config_text,
+            ))
+        }
+    };
+    eprintln!(
+        "{:>7} started {} (pid {}) in {start_s:.1} s; connecting over {}",
+        "",
+        plan.layout.server.display(),
+        running.pid,
+        ep.describe()
+    );
+    let record = ServerRecord {
+        managed: true,
+        binary: Some(plan.layout.server.display().to_string()),
+        datadir: Some(running.datadir.display().to_string()),
+        os_user: plan.user.as_ref().map(|u| u.name.clone()),
+        connection: ep.describe(),
+        start_s: Some(crate::cli::record::round3(start_s)),
+        stopped: None,
+    };
+    let _ = t;
+    Ok((running, dbms, record))
 }
 
 fn default_out(preset: &str) -> PathBuf {
@@ -417,27 +592,16 @@ fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs every step on one target. Returns its step files and final status; Err only when
-/// nothing could be measured (bad input, or the target could not even be opened).
-#[allow(clippy::too_many_arguments)]
-fn run_target(
-    target: &Target,
-    dbms: Arc<dyn crate::dbms::Dbms>,
-    ib: Ibench,
-    params: &IbenchParams,
-    preset: &str,
-    out: &Path,
+struct TargetRun<'a> {
+    params: &'a IbenchParams,
+    preset: &'a str,
+    out: &'a Path,
     show: bool,
-    interrupt: &Arc<AtomicBool>,
-) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
-    let names = params.step_names();
-    crate::host::reset_own_peak_rss(&Default::default());
-    let version = dbms.version()?;
-    let config_text = dbms.config_text()?;
-    let tdir = out.join(&target.name);
-    let steps_dir = tdir.join("steps");
-    create_dir(&steps_dir, "result directory")?;
-    let mut run = RunFile {
+    interrupt: &'a Arc<AtomicBool>,
+}
+
+fn new_run_file(target: &Target, engine: &str, ctx: &TargetRun) -> anyhow::Result<RunFile> {
+    Ok(RunFile {
         schema: SCHEMA,
         tool: Tool {
             name: "dbperf".into(),
@@ -447,15 +611,16 @@ fn run_target(
         command_line: std::env::args().collect(),
         target: TargetInfo {
             name: target.name.clone(),
-            engine: dbms.engine().into(),
-            version,
-            config_name: dbms.config_name().into(),
-            config_text,
+            engine: engine.into(),
+            version: "unknown (not started)".into(),
+            config_name: target.config.clone(),
+            config_text: String::new(),
+            server: None,
         },
         suite: "ibench".into(),
-        preset: preset.into(),
-        parameters: serde_json::to_value(params)?,
-        steps_planned: params.steps.clone(),
+        preset: ctx.preset.into(),
+        parameters: serde_json::to_value(ctx.params)?,
+        steps_planned: ctx.params.steps.clone(),
         host: serde_json::to_value(crate::host::fingerprint(&Default::default()))?,
         started_at: now_rfc3339(),
         ended_at: None,
@@ -463,7 +628,58 @@ fn run_target(
         failed_step: None,
         error: None,
         client_peak_rss_kb: None,
-    };
+    })
+}
+
+/// A server that would not start still leaves a result saying why (with its log's last lines).
+fn record_start_failure(
+    t: &Target,
+    plan: &server::Plan,
+    error: &str,
+    ctx: &TargetRun,
+) -> anyhow::Result<()> {
+    let tdir = ctx.out.join(&t.name);
+    create_dir(&tdir, "result directory")?;
+    let mut run = new_run_file(t, plan.kind.name(), ctx)?;
+    run.target.config_text = plan.config_text.clone();
+    run.status = "failed".into();
+    run.error = Some(format!("server did not start: {error}"));
+    run.ended_at = Some(now_rfc3339());
+    results::write_json_atomic(&tdir.join("run.json"), &run).map_err(|e| {
+        BadInput(format!(
+            "cannot write {}: {e}",
+            tdir.join("run.json").display()
+        ))
+    })?;
+    Ok(())
+}
+
+/// Runs every step on one target. Returns its step files and final status; Err only when
+/// nothing could be measured (bad input, or the target could not even be opened).
+fn run_target(
+    target: &Target,
+    dbms: Arc<dyn Dbms>,
+    ib: Ibench,
+    mut server: Option<(&mut server::Running, ServerRecord)>,
+    ctx: &TargetRun,
+) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
+    let TargetRun {
+        params,
+        out,
+        show,
+        interrupt,
+        ..
+    } = *ctx;
+    let names = params.step_names();
+    crate::host::reset_own_peak_rss(&Default::default());
+    let tdir = out.join(&target.name);
+    let steps_dir = tdir.join("steps");
+    create_dir(&steps_dir, "result directory")?;
+    let mut run = new_run_file(target, dbms.engine(), ctx)?;
+    run.target.version = dbms.version()?;
+    run.target.config_name = dbms.config_name().into();
+    run.target.config_text = dbms.config_text()?;
+    run.target.server = server.as_ref().map(|(_, r)| r.clone());
     let write_run = |run: &RunFile| {
         results::write_json_atomic(&tdir.join("run.json"), run).map_err(|e| {
             BadInput(format!(
@@ -584,6 +800,24 @@ fn run_target(
             }
             _ => {}
         }
+    }
+    if let Some((running, record)) = server.as_mut() {
+        let died = !running.alive();
+        let how = running.stop();
+        if died && status == "failed" {
+            let tail = running.log_tail(15);
+            eprintln!("the server had exited; the end of its log:\n{tail}");
+            if let Some(e) = run.error.as_mut() {
+                e.push_str(&format!(" (the server had exited; its log ends:\n{tail})"));
+            }
+        }
+        let mut r = record.clone();
+        r.stopped = Some(if died {
+            format!("exited during the run; {how}")
+        } else {
+            how
+        });
+        run.target.server = Some(r);
     }
     run.status = status.into();
     run.ended_at = Some(now_rfc3339());

@@ -2,6 +2,8 @@
 //! the benchmarks need (DDL, delete form, post-load cleanup). Benchmarks write their statements
 //! against `Conn` and `Dialect`; adding an engine means one file here and one line in `open`.
 
+pub mod mysql;
+pub mod postgres;
 pub mod sqlite;
 
 use std::fmt;
@@ -136,9 +138,17 @@ impl Endpoint {
     /// For results and messages: everything but the password.
     pub fn describe(&self) -> String {
         match &self.transport {
-            Transport::Tcp { host, port } => format!("tcp {host}:{port} user {} database {}", self.user, self.database),
+            Transport::Tcp { host, port } => format!(
+                "tcp {host}:{port} user {} database {}",
+                self.user, self.database
+            ),
             Transport::Socket { path } => {
-                format!("unix socket {} user {} database {}", path.display(), self.user, self.database)
+                format!(
+                    "unix socket {} user {} database {}",
+                    path.display(),
+                    self.user,
+                    self.database
+                )
             }
         }
     }

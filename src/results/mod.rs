@@ -32,6 +32,25 @@ pub struct TargetInfo {
     pub config_name: String,
     /// The effective configuration as the engine reports it.
     pub config_text: String,
+    /// How the server was reached and, when dbperf managed it, where it ran and how it stopped.
+    #[serde(default)]
+    pub server: Option<ServerRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerRecord {
+    /// true when dbperf initialised, started and stopped it.
+    pub managed: bool,
+    /// The server binary (managed mode).
+    pub binary: Option<String>,
+    pub datadir: Option<String>,
+    /// The OS user it ran as (managed mode, when dbperf ran as root).
+    pub os_user: Option<String>,
+    /// Transport, address, database user and database; never a password.
+    pub connection: String,
+    pub start_s: Option<f64>,
+    pub stopped: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

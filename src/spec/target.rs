@@ -17,7 +17,34 @@ pub struct Target {
     pub settings: Vec<(String, String)>,
 }
 
-const ENGINES: &[&str] = &["sqlite"];
+const ENGINES: &[&str] = &["sqlite", "postgres", "mariadb", "mysql"];
+
+impl Target {
+    pub fn is_server(&self) -> bool {
+        self.engine != "sqlite"
+    }
+
+    pub fn rocksdb(&self) -> bool {
+        self.storage.as_deref() == Some("rocksdb")
+    }
+}
+
+/// A short name for a binaries path: the version-looking directory (`/usr/lib/postgresql/15/bin`
+/// gives `15`, `/opt/mariadb-11.4.5` gives `mariadb-11.4.5`).
+fn path_label(p: &std::path::Path) -> String {
+    let mut comps: Vec<String> = p
+        .components()
+        .filter_map(|c| c.as_os_str().to_str().map(str::to_string))
+        .filter(|c| c != "/")
+        .collect();
+    while matches!(
+        comps.last().map(String::as_str),
+        Some("bin" | "sbin" | "usr")
+    ) {
+        comps.pop();
+    }
+    comps.pop().unwrap_or_else(|| "root".into())
+}
 
 pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     let (rest, config) = match s.split_once(':') {
@@ -36,22 +63,38 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     };
     if !ENGINES.contains(&engine.as_str()) {
         return bad_input(format!(
-            "unknown target engine '{engine}' in '{s}'; this build runs: {}",
+            "unknown target engine '{engine}' in '{s}'; engines are: {}",
             ENGINES.join(", ")
         ));
     }
-    if engine == "sqlite" {
-        if storage.is_some() {
+    match (engine.as_str(), storage.as_deref()) {
+        ("sqlite", Some(_)) => {
             return bad_input(format!(
                 "target '{s}': sqlite has no storage engines (drop '+...')"
-            ));
+            ))
         }
-        if path.is_some() {
+        ("postgres", Some(_)) => {
             return bad_input(format!(
-                "target '{s}': sqlite is embedded (bundled {}), it takes no binary path",
-                rusqlite::version()
-            ));
+                "target '{s}': postgres has no storage engines (drop '+...')"
+            ))
         }
+        ("mariadb" | "mysql", Some(st)) if st != "innodb" && st != "rocksdb" => {
+            return bad_input(format!(
+                "target '{s}': storage engine '{st}' is not supported; use +innodb or +rocksdb"
+            ))
+        }
+        _ => {}
+    }
+    if engine == "sqlite" && path.is_some() {
+        return bad_input(format!(
+            "target '{s}': sqlite is embedded (bundled {}), it takes no binary path",
+            rusqlite::version()
+        ));
+    }
+    if !settings.is_empty() && engine != "sqlite" {
+        return bad_input(format!(
+            "--pragma applies to sqlite targets only, not '{s}'"
+        ));
     }
     if let Some(c) = &config {
         if !c
@@ -63,11 +106,21 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
             ));
         }
     }
-    let config = config.unwrap_or_else(|| crate::dbms::sqlite::DEFAULT_CONFIG.to_string());
+    let config = config.unwrap_or_else(|| {
+        if engine == "sqlite" {
+            crate::dbms::sqlite::DEFAULT_CONFIG.to_string()
+        } else {
+            "default".to_string()
+        }
+    });
     let mut name = engine.clone();
-    if let Some(st) = &storage {
+    if let Some(st) = storage.as_deref().filter(|st| *st != "innodb") {
         name.push('+');
         name.push_str(st);
+    }
+    if let Some(p) = &path {
+        name.push('@');
+        name.push_str(&path_label(p));
     }
     name.push('.');
     name.push_str(&config);
@@ -121,6 +174,29 @@ mod tests {
             let e = parse(s, &[]).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn server_targets() {
+        let t = parse("postgres", &[]).unwrap();
+        assert_eq!((t.name.as_str(), t.is_server()), ("postgres.default", true));
+        let t = parse("mariadb+rocksdb:cz1", &[]).unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.rocksdb()),
+            ("mariadb+rocksdb.cz1", true)
+        );
+        assert_eq!(
+            parse("mariadb+innodb", &[]).unwrap().name,
+            "mariadb.default"
+        );
+        let t = parse("postgres@/usr/lib/postgresql/15/bin", &[]).unwrap();
+        assert_eq!(t.name, "postgres@15.default");
+        assert_eq!(
+            parse("mysql@/opt/mysql-8.0.31", &[]).unwrap().name,
+            "mysql@mysql-8.0.31.default"
+        );
+        let e = parse("postgres", &[("a".into(), "b".into())]).unwrap_err();
+        assert!(e.to_string().contains("sqlite targets only"), "{e}");
     }
 
     #[test]

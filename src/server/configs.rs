@@ -1,0 +1,94 @@
+//! Built-in server configs. Defaults differ between versions and builds (MySQL 8 has the binlog
+//! on, MariaDB off; MyRocks' block cache is 512 MB), so every setting that decides durability,
+//! logging or memory is written out here, and the report shows the text.
+
+use super::Kind;
+
+/// (name, text) of the built-in config for an engine.
+pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
+    if name != "default" {
+        return None;
+    }
+    Some(
+        match (kind, rocksdb) {
+            (Kind::Postgres, _) => {
+                "\
+shared_buffers = 512MB
+max_connections = 200
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+wal_compression = off
+max_wal_size = 4GB
+min_wal_size = 1GB
+checkpoint_timeout = 15min
+autovacuum = on
+"
+            }
+            (Kind::MariaDb | Kind::MySql, false) => {
+                "\
+innodb_buffer_pool_size = 1G
+innodb_log_file_size = 512M
+innodb_flush_log_at_trx_commit = 1
+innodb_doublewrite = 1
+skip_log_bin
+max_connections = 500
+"
+            }
+            (Kind::MariaDb | Kind::MySql, true) => {
+                "\
+rocksdb_block_cache_size = 1G
+rocksdb_flush_log_at_trx_commit = 1
+innodb_buffer_pool_size = 64M
+skip_log_bin
+max_connections = 500
+"
+            }
+        }
+        .to_string(),
+    )
+}
+
+/// my.cnf lines as mysqld command-line options (every server runs with --no-defaults).
+pub fn mycnf_options(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with('#') && !l.starts_with(';') && !l.starts_with('[')
+        })
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) => format!("--{}={}", k.trim(), v.trim()),
+            None => format!("--{l}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mycnf_lines_become_options() {
+        let o = mycnf_options("[mysqld]\n# c\ninnodb_buffer_pool_size = 1G\nskip_log_bin\n; x\n\n");
+        assert_eq!(o, ["--innodb_buffer_pool_size=1G", "--skip_log_bin"]);
+    }
+
+    #[test]
+    fn durability_and_binlog_are_explicit() {
+        for (k, r) in [
+            (Kind::MariaDb, false),
+            (Kind::MySql, false),
+            (Kind::MariaDb, true),
+        ] {
+            let t = builtin(k, r, "default").unwrap();
+            assert!(
+                t.contains("skip_log_bin") && t.contains("flush_log_at_trx_commit = 1"),
+                "{t}"
+            );
+        }
+        assert!(builtin(Kind::Postgres, false, "default")
+            .unwrap()
+            .contains("synchronous_commit = on"));
+        assert!(builtin(Kind::Postgres, false, "cx1").is_none());
+    }
+}

@@ -1,0 +1,245 @@
+//! Where a server's binaries are: Debian packages (/usr/lib/postgresql/N/bin, /usr/sbin/mariadbd)
+//! or an unpacked basedir (zonky / PyPI PostgreSQL, MariaDB bintar, Oracle MySQL generic tarball).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::Kind;
+use crate::error::bad_input;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub basedir: PathBuf,
+    /// postgres / mariadbd / mysqld
+    pub server: PathBuf,
+    /// initdb / mariadb-install-db / mysqld (--initialize-insecure)
+    pub init: PathBuf,
+    pub plugin_dir: Option<PathBuf>,
+    /// Bintar install scripts expect to run from the basedir.
+    pub working_dir: Option<PathBuf>,
+}
+
+fn first_existing(cands: &[PathBuf]) -> Option<PathBuf> {
+    cands.iter().find(|p| p.is_file()).cloned()
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+}
+
+/// Debian's newest /usr/lib/postgresql/<N>/bin.
+fn debian_postgres() -> Option<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").is_file().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, b)| b)
+}
+
+fn is_mariadb(server: &Path) -> bool {
+    Command::new(server)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("MariaDB"))
+        .unwrap_or(false)
+}
+
+pub fn find(kind: Kind, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<Layout> {
+    let layout = match kind {
+        Kind::Postgres => find_postgres(path)?,
+        Kind::MariaDb | Kind::MySql => find_mysql(kind, path)?,
+    };
+    if rocksdb {
+        let dir = layout
+            .plugin_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/usr/lib/mysql/plugin"));
+        if !dir.join("ha_rocksdb.so").is_file() {
+            return bad_input(format!(
+                "MyRocks needs {}, which does not exist (on Debian: apt-get install mariadb-plugin-rocksdb)",
+                dir.join("ha_rocksdb.so").display()
+            ));
+        }
+    }
+    Ok(layout)
+}
+
+fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
+    let bin =
+        match path {
+            Some(p) if p.join("bin/postgres").is_file() => p.join("bin"),
+            Some(p) if p.join("postgres").is_file() => p.to_path_buf(),
+            Some(p) => {
+                return bad_input(format!(
+                    "{} holds no PostgreSQL server: expected bin/postgres or postgres there",
+                    p.display()
+                ))
+            }
+            None => match debian_postgres()
+                .or_else(|| on_path("postgres").and_then(|p| p.parent().map(Path::to_path_buf)))
+            {
+                Some(b) => b,
+                None => return bad_input(
+                    "no PostgreSQL found (looked in /usr/lib/postgresql/*/bin and PATH); install \
+                     postgresql or name a build with --target postgres@/path/to/bin",
+                ),
+            },
+        };
+    let init = bin.join("initdb");
+    if !init.is_file() {
+        return bad_input(format!("{} has postgres but no initdb", bin.display()));
+    }
+    Ok(Layout {
+        basedir: bin.parent().unwrap_or(&bin).to_path_buf(),
+        server: bin.join("postgres"),
+        init,
+        plugin_dir: None,
+        working_dir: None,
+    })
+}
+
+fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
+    let what = kind.name();
+    match path {
+        None => {
+            let server = first_existing(&[
+                PathBuf::from("/usr/sbin/mariadbd"),
+                PathBuf::from("/usr/sbin/mysqld"),
+            ])
+            .or_else(|| on_path("mariadbd"))
+            .or_else(|| on_path("mysqld"));
+            let Some(server) = server else {
+                return bad_input(format!(
+                    "no {what} server found (looked in /usr/sbin and PATH); install mariadb-server or \
+                     name a basedir with --target {what}@/path/to/basedir"
+                ));
+            };
+            let maria = is_mariadb(&server);
+            if kind == Kind::MySql && maria {
+                return bad_input(format!(
+                    "{} is MariaDB, not Oracle MySQL; name a MySQL basedir with --target mysql@/path",
+                    server.display()
+                ));
+            }
+            let init = if kind == Kind::MySql {
+                server.clone()
+            } else {
+                match first_existing(&[
+                    PathBuf::from("/usr/bin/mariadb-install-db"),
+                    PathBuf::from("/usr/bin/mysql_install_db"),
+                ])
+                .or_else(|| on_path("mariadb-install-db"))
+                {
+                    Some(i) => i,
+                    None => return bad_input("mariadb-install-db not found next to mariadbd"),
+                }
+            };
+            Ok(Layout {
+                basedir: PathBuf::from("/usr"),
+                server,
+                init,
+                plugin_dir: None,
+                working_dir: None,
+            })
+        }
+        Some(p) => {
+            let server = first_existing(&[
+                p.join("bin/mariadbd"),
+                p.join("sbin/mariadbd"),
+                p.join("bin/mysqld"),
+                p.join("sbin/mysqld"),
+            ]);
+            let Some(server) = server else {
+                return bad_input(format!(
+                    "{} holds no {what} server: expected bin/mariadbd, bin/mysqld or sbin/ there",
+                    p.display()
+                ));
+            };
+            let init = if kind == Kind::MySql {
+                server.clone()
+            } else {
+                match first_existing(&[
+                    p.join("scripts/mariadb-install-db"),
+                    p.join("bin/mariadb-install-db"),
+                    p.join("scripts/mysql_install_db"),
+                    p.join("bin/mysql_install_db"),
+                ]) {
+                    Some(i) => i,
+                    None => return bad_input(format!("{} has no mariadb-install-db", p.display())),
+                }
+            };
+            let plugin_dir = first_existing(&[
+                p.join("lib/plugin/ha_rocksdb.so"),
+                p.join("lib/mysql/plugin/ha_rocksdb.so"),
+            ])
+            .and_then(|f| f.parent().map(Path::to_path_buf))
+            .or_else(|| {
+                [p.join("lib/plugin"), p.join("lib/mysql/plugin")]
+                    .into_iter()
+                    .find(|d| d.is_dir())
+            });
+            Ok(Layout {
+                basedir: p.to_path_buf(),
+                server,
+                init,
+                plugin_dir,
+                working_dir: Some(p.to_path_buf()),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b"").unwrap();
+    }
+
+    #[test]
+    fn postgres_basedir_or_bin_dir() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("bin/postgres"));
+        touch(&d.path().join("bin/initdb"));
+        let l = find(Kind::Postgres, Some(d.path()), false).unwrap();
+        assert_eq!(l.server, d.path().join("bin/postgres"));
+        let l2 = find(Kind::Postgres, Some(&d.path().join("bin")), false).unwrap();
+        assert_eq!(l, l2);
+        let e = find(Kind::Postgres, Some(&d.path().join("nope")), false).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+    }
+
+    #[test]
+    fn mariadb_bintar_layout() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("bin/mariadbd"));
+        touch(&d.path().join("scripts/mariadb-install-db"));
+        touch(&d.path().join("lib/plugin/ha_rocksdb.so"));
+        let l = find(Kind::MariaDb, Some(d.path()), true).unwrap();
+        assert_eq!(l.init, d.path().join("scripts/mariadb-install-db"));
+        assert_eq!(l.plugin_dir, Some(d.path().join("lib/plugin")));
+        assert_eq!(l.working_dir.as_deref(), Some(d.path()));
+    }
+
+    #[test]
+    fn oracle_mysql_initialises_with_mysqld_itself() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("bin/mysqld"));
+        let l = find(Kind::MySql, Some(d.path()), false).unwrap();
+        assert_eq!(l.init, l.server);
+        let e = find(Kind::MySql, Some(d.path()), true).unwrap_err();
+        assert!(e.to_string().contains("ha_rocksdb.so"), "{e}");
+    }
+}
