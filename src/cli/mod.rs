@@ -4,6 +4,7 @@
 mod progress;
 mod record;
 mod run;
+mod server;
 mod summary;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a benchmark suite against one or more targets and write a result directory.
     Run(Box<RunArgs>),
+    /// Start or stop a private server instance to look at by hand.
+    #[command(subcommand)]
+    Server(server::ServerCommand),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -51,6 +55,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Server(cmd) => server::run(cmd),
     };
     match result {
         Ok(code) => code,

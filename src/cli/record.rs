@@ -54,6 +54,7 @@ pub struct StepRecord<'a> {
     pub status: &'a str,
     pub error: Option<String>,
     pub warnings: Vec<String>,
+    pub table_rows: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 pub fn step_file(r: StepRecord) -> StepFile {
@@ -105,6 +106,7 @@ pub fn step_file(r: StepRecord) -> StepFile {
             slept_s: round3(c.slept_s),
             error: c.error.clone(),
         }),
+        table_rows: r.table_rows,
         series_file: r.measurement.map(|_| format!("{step}.series.csv")),
     }
 }

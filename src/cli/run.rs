@@ -166,6 +166,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "USER")]
     pub server_user: Option<String>,
 
+    /// Targets and configs file (see docs/targets.md) [default: ./dbperf.toml when it exists].
+    #[arg(long, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+
+    /// After each step, count the rows in every table (untimed) and record them beside the
+    /// inserted and deleted counts. Reads whole tables: for checking a setup, not for results.
+    #[arg(long)]
+    pub count_rows: bool,
+
     /// Seconds a managed server may take to start answering.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub server_start_timeout: u64,
@@ -288,9 +297,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     } else {
         args.targets.clone()
     };
+    let file = spec::config_file::load(args.config_file.as_deref())?;
     let mut targets: Vec<Target> = Vec::new();
     for s in &target_specs {
-        let t = spec::target::parse(s, &args.pragmas)?;
+        let t = file.resolve(s, &args.pragmas)?;
         if targets.iter().any(|x| x.name == t.name) {
             return bad_input(format!("target {} is given twice", t.name));
         }
@@ -354,14 +364,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             out: &out,
             show,
             interrupt: &interrupt,
+            count_rows: args.count_rows,
         };
         let r = match prepared {
-            Prepared::Embedded(dbms, ib) => run_target(t, dbms, ib, None, &ctx),
+            Prepared::Open(dbms, ib) => {
+                let record = t.external.as_ref().map(|e| ServerRecord {
+                    managed: false,
+                    binary: None,
+                    datadir: None,
+                    os_user: None,
+                    pid: None,
+                    connection: e.endpoint.describe(),
+                    start_s: None,
+                    stopped: None,
+                });
+                run_target(t, dbms, ib, record, None, &ctx)
+            }
             Prepared::Server(plan) => {
                 match start_server(t, &plan, &work.join(&t.name).join("server"), socket) {
                     Ok((mut running, dbms, record)) => {
                         let ib = Ibench::new(params.clone(), dbms.clone());
-                        let r = run_target(t, dbms, ib, Some((&mut running, record)), &ctx);
+                        let r = run_target(t, dbms, ib, Some(record), Some(&mut running), &ctx);
                         running.stop();
                         r
                     }
@@ -416,9 +439,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// A target ready to run: an embedded engine already open, or a server to start.
+/// A target ready to run: an embedded engine or external server already open, or a server to
+/// start.
 enum Prepared {
-    Embedded(Arc<dyn Dbms>, Ibench),
+    Open(Arc<dyn Dbms>, Ibench),
     Server(server::Plan),
 }
 
@@ -443,14 +467,32 @@ fn open_targets<'a>(
     let mut user = None;
     for t in targets {
         let twork = work.join(&t.name);
+        if let Some(ext) = &t.external {
+            let dbms = external_dbms(t, &ext.endpoint);
+            // Fail now, with one sentence, if the server cannot be reached.
+            dbms.connect()
+                .map_err(|e| BadInput(format!("target {}: {e:#}", t.name)))?;
+            let ib = Ibench::new(params.clone(), dbms.clone());
+            if let Some(first) = &first {
+                if *first != StepName::Li0 {
+                    ib.check_tables(first)?;
+                }
+            }
+            opened.push((t, Prepared::Open(dbms, ib)));
+            continue;
+        }
         if t.is_server() {
             let kind = server_kind(t);
             let layout = server::layout::find(kind, t.path.as_deref(), t.rocksdb())?;
-            let Some(config_text) = server::configs::builtin(kind, t.rocksdb(), &t.config) else {
-                return bad_input(format!(
-                    "unknown {} config '{}'; the built-in one is 'default'",
-                    t.engine, t.config
-                ));
+            let config_text = match (&t.config_text, server::configs::builtin(kind, t.rocksdb(), &t.config)) {
+                (Some(text), _) => text.clone(),
+                (None, Some(text)) => text,
+                (None, None) => {
+                    return bad_input(format!(
+                        "unknown {} config '{}': declare it as [config.{}] in dbperf.toml (the built-in one is 'default')",
+                        t.engine, t.config, t.config
+                    ))
+                }
             };
             if first.as_ref().is_some_and(|f| *f != StepName::Li0) {
                 return bad_input(format!(
@@ -485,9 +527,45 @@ fn open_targets<'a>(
                 ib.check_tables(first)?;
             }
         }
-        opened.push((t, Prepared::Embedded(dbms, ib)));
+        opened.push((t, Prepared::Open(dbms, ib)));
     }
     Ok(opened)
+}
+
+fn mysql_kind(t: &Target) -> (crate::dbms::mysql::Flavor, crate::dbms::mysql::Storage) {
+    use crate::dbms::mysql::{Flavor, Storage};
+    let flavor = if t.engine == "mysql" {
+        Flavor::MySql
+    } else {
+        Flavor::MariaDb
+    };
+    let storage = if t.rocksdb() {
+        Storage::RocksDb
+    } else {
+        Storage::InnoDb
+    };
+    (flavor, storage)
+}
+
+/// The adapter for a server dbperf does not manage (its config file is unknown to dbperf; the
+/// effective settings are still read from the server).
+fn external_dbms(t: &Target, ep: &crate::dbms::Endpoint) -> Arc<dyn Dbms> {
+    if t.engine == "postgres" {
+        Arc::new(crate::dbms::postgres::Postgres::new(
+            ep.clone(),
+            &t.config,
+            "",
+        ))
+    } else {
+        let (flavor, storage) = mysql_kind(t);
+        Arc::new(crate::dbms::mysql::Mysql::new(
+            ep.clone(),
+            flavor,
+            storage,
+            &t.config,
+            "",
+        ))
+    }
 }
 
 /// Starts a managed server, creates the benchmark database and opens the adapter.
@@ -557,6 +635,7 @@ fn start_server(
         binary: Some(plan.layout.server.display().to_string()),
         datadir: Some(running.datadir.display().to_string()),
         os_user: plan.user.as_ref().map(|u| u.name.clone()),
+        pid: Some(running.pid),
         connection: ep.describe(),
         start_s: Some(crate::cli::record::round3(start_s)),
         stopped: None,
@@ -598,6 +677,7 @@ struct TargetRun<'a> {
     out: &'a Path,
     show: bool,
     interrupt: &'a Arc<AtomicBool>,
+    count_rows: bool,
 }
 
 fn new_run_file(target: &Target, engine: &str, ctx: &TargetRun) -> anyhow::Result<RunFile> {
@@ -660,7 +740,8 @@ fn run_target(
     target: &Target,
     dbms: Arc<dyn Dbms>,
     ib: Ibench,
-    mut server: Option<(&mut server::Running, ServerRecord)>,
+    record: Option<ServerRecord>,
+    mut running: Option<&mut server::Running>,
     ctx: &TargetRun,
 ) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
     let TargetRun {
@@ -679,7 +760,7 @@ fn run_target(
     run.target.version = dbms.version()?;
     run.target.config_name = dbms.config_name().into();
     run.target.config_text = dbms.config_text()?;
-    run.target.server = server.as_ref().map(|(_, r)| r.clone());
+    run.target.server = record.clone();
     let write_run = |run: &RunFile| {
         results::write_json_atomic(&tdir.join("run.json"), run).map_err(|e| {
             BadInput(format!(
@@ -701,19 +782,27 @@ fn run_target(
         let def = params.step_def(name);
         let step_index = all.iter().position(|n| n == name).unwrap_or(i) as u64;
         let started_at = now_rfc3339();
-        let record = |m, o, c, st: &'static str, err: Option<String>, warnings: Vec<String>| {
-            step_file(StepRecord {
-                params,
-                def: &def,
-                started_at: started_at.clone(),
-                measurement: m,
-                outcome: o,
-                cleanup: c,
-                status: st,
-                error: err,
-                warnings,
-            })
-        };
+        let record =
+            |m,
+             o,
+             c,
+             st: &'static str,
+             err: Option<String>,
+             warnings: Vec<String>,
+             table_rows: Option<std::collections::BTreeMap<String, u64>>| {
+                step_file(StepRecord {
+                    params,
+                    def: &def,
+                    started_at: started_at.clone(),
+                    measurement: m,
+                    outcome: o,
+                    cleanup: c,
+                    status: st,
+                    error: err,
+                    warnings,
+                    table_rows,
+                })
+            };
         let prepared = match ib.prepare(&def) {
             Ok(p) => p,
             Err(e) => {
@@ -724,6 +813,7 @@ fn run_target(
                     "failed",
                     Some(format!("before the step: {e:#}")),
                     Vec::new(),
+                    None,
                 );
                 finish_step(&steps_dir, &sf)?;
                 eprintln!(
@@ -776,6 +866,17 @@ fn run_target(
         } else {
             None
         };
+        let table_rows = if ctx.count_rows && step_status != "failed" {
+            match ib.count_rows() {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("{:>7} could not count rows: {e:#}", def.name.to_string());
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let sf = record(
             Some(&m),
             Some(&outcome),
@@ -783,6 +884,7 @@ fn run_target(
             step_status,
             error,
             prepared.warnings.clone(),
+            table_rows,
         );
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));
@@ -801,7 +903,7 @@ fn run_target(
             _ => {}
         }
     }
-    if let Some((running, record)) = server.as_mut() {
+    if let (Some(running), Some(record)) = (running.as_mut(), record.as_ref()) {
         let died = !running.alive();
         let how = running.stop();
         if died && status == "failed" {

@@ -117,19 +117,32 @@ pub struct Sqlite {
 impl Sqlite {
     pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Sqlite> {
         let config_name = target.config.clone();
-        let base = CONFIGS.iter().find(|c| c.name == config_name);
-        let Some(base) = base.map(|c| c.pragmas) else {
+        let declared: Option<Vec<(String, String)>> = target.config_text.as_ref().map(|text| {
+            text.lines()
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(|l| match l.split_once('=') {
+                    Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+                    None => (l.to_string(), String::new()),
+                })
+                .collect()
+        });
+        let builtin = CONFIGS.iter().find(|c| c.name == config_name).map(|c| {
+            c.pragmas
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        });
+        let Some(base): Option<Vec<(String, String)>> = declared.or(builtin) else {
             let names: Vec<&str> = CONFIGS.iter().map(|c| c.name).collect();
             return bad_input(format!(
-                "unknown SQLite config '{config_name}'; built-in configs are: {}",
+                "unknown SQLite config '{config_name}'; built-in configs are: {} (or declare \
+                 [config.{config_name}] in dbperf.toml)",
                 names.join(", ")
             ));
         };
-        let mut pragmas: Vec<(String, String)> = base
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        for (k, v) in &target.settings {
+        let mut pragmas: Vec<(String, String)> = Vec::new();
+        for (k, v) in base.iter().chain(target.settings.iter()) {
             let k = k.to_ascii_lowercase();
             if !KNOWN_PRAGMAS.contains(&k.as_str()) {
                 return bad_input(format!(

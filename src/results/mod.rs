@@ -47,6 +47,7 @@ pub struct ServerRecord {
     pub datadir: Option<String>,
     /// The OS user it ran as (managed mode, when dbperf ran as root).
     pub os_user: Option<String>,
+    pub pid: Option<u32>,
     /// Transport, address, database user and database; never a password.
     pub connection: String,
     pub start_s: Option<f64>,
@@ -220,6 +221,9 @@ pub struct StepFile {
     pub interval_rate_percentiles: BTreeMap<String, Option<f64>>,
     pub sla: Option<Sla>,
     pub cleanup: Option<CleanupRecord>,
+    /// Rows in each table after the step, counted only with --count-rows.
+    #[serde(default)]
+    pub table_rows: Option<BTreeMap<String, u64>>,
     /// null when the step failed before it started.
     pub series_file: Option<String>,
 }

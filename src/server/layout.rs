@@ -60,10 +60,14 @@ pub fn find(kind: Kind, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<La
         Kind::MariaDb | Kind::MySql => find_mysql(kind, path)?,
     };
     if rocksdb {
-        let dir = layout
-            .plugin_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/usr/lib/mysql/plugin"));
+        // Debian's compiled-in plugin directory applies to Debian's binaries only.
+        let dir = layout.plugin_dir.clone().unwrap_or_else(|| {
+            if layout.basedir == Path::new("/usr") {
+                PathBuf::from("/usr/lib/mysql/plugin")
+            } else {
+                layout.basedir.join("lib/plugin")
+            }
+        });
         if !dir.join("ha_rocksdb.so").is_file() {
             return bad_input(format!(
                 "MyRocks needs {}, which does not exist (on Debian: apt-get install mariadb-plugin-rocksdb)",

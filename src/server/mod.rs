@@ -106,6 +106,12 @@ impl Running {
         how
     }
 
+    /// Leaves the server running after dbperf exits (`dbperf server start`).
+    pub fn detach(mut self) {
+        process::unregister(self.pid);
+        self.stopped = Some("detached".into());
+    }
+
     pub fn log_tail(&self, n: usize) -> String {
         process::tail_file(&self.log, n)
     }

@@ -1,6 +1,7 @@
 //! What to run: presets, targets and the Insert Benchmark parameters, validated with errors a
 //! user can act on. Nothing here opens a connection.
 
+pub mod config_file;
 pub mod presets;
 pub mod target;
 

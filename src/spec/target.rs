@@ -15,6 +15,15 @@ pub struct Target {
     pub config: String,
     /// Extra settings layered over the config (SQLite: `--pragma k=v`).
     pub settings: Vec<(String, String)>,
+    /// Config text from dbperf.toml; None means a built-in config of that name.
+    pub config_text: Option<String>,
+    /// Set for a server dbperf does not manage.
+    pub external: Option<External>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct External {
+    pub endpoint: crate::dbms::Endpoint,
 }
 
 const ENGINES: &[&str] = &["sqlite", "postgres", "mariadb", "mysql"];
@@ -134,6 +143,8 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         path,
         config,
         settings: settings.to_vec(),
+        config_text: None,
+        external: None,
     })
 }
 

@@ -345,6 +345,19 @@ impl Ibench {
         Ok(p)
     }
 
+    /// Rows in every table now (a full count: untimed, for checking, not for results).
+    pub fn count_rows(&self) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+        let mut conn = self.dbms.connect()?;
+        let mut out = std::collections::BTreeMap::new();
+        for t in self.params.tables() {
+            let n = conn
+                .query_i64(&format!("SELECT count(*) FROM {t}"))?
+                .unwrap_or(0);
+            out.insert(t, n as u64);
+        }
+        Ok(out)
+    }
+
     /// Steps after l.i0 continue on existing tables; say clearly when they are not there.
     pub fn check_tables(&self, step: &StepName) -> anyhow::Result<()> {
         let mut conn = self.dbms.connect()?;

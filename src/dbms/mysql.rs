@@ -1,0 +1,760 @@
+//! MySQL and MariaDB, with InnoDB or MyRocks, through the pure-Rust `mysql` crate (sync, binary
+//! protocol for prepared statements). One file covers both servers: for the Insert Benchmark
+//! they speak the same SQL, and what differs is the storage engine, plus a few server variables
+//! the post-load cleanup touches.
+//!
+//! What differs from SQLite and PostgreSQL, and between the engines:
+//! * Deletes use the 2024 statement as the original writes it for MySQL,
+//!   `DELETE ... WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?`; SQLite's bundled
+//!   build and PostgreSQL lack `ORDER BY ... LIMIT` on DELETE and need a subquery.
+//! * Range queries name their covering index with `FORCE INDEX`, as the original does, so every
+//!   server and version reads the same index whatever its statistics say. PostgreSQL and SQLite
+//!   take no hint.
+//! * l.x builds the three secondary indexes with ONE `ALTER TABLE` on InnoDB (one scan of the
+//!   table feeds all three) and with one `ALTER TABLE` per index on MyRocks, as the original
+//!   does.
+//! * Post-load cleanup (spec §2.4): InnoDB gets `ANALYZE TABLE` and aggressive dirty-page
+//!   flushing during the wait, restored afterwards; MyRocks gets `ANALYZE TABLE`, a wait for
+//!   running compactions, a memtable flush and an L0 compaction. MariaDB 10.11 lacks several of
+//!   the variables and tables the original uses with Oracle MySQL and FB MyRocks; each missing
+//!   one is skipped or replaced by its nearest equivalent, and the step records which.
+//! * Transport: the crate's `prefer_socket` defaults to true, which after a TCP connect to
+//!   127.0.0.1 silently reconnects over the server's unix socket. It is switched off, so a TCP
+//!   target is measured over TCP; a socket target names the socket explicitly.
+//! * Lock waits that time out (1205) and deadlocks (1213) are transient. MyRocks reports its
+//!   snapshot conflicts as 1213 too ("... (snapshot conflict)"), checked on MariaDB 10.11.
+
+use std::time::{Duration, Instant};
+
+use ::mysql::prelude::Queryable;
+use ::mysql::{OptsBuilder, Statement, Value};
+
+use super::{
+    Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId, Transport,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    MariaDb,
+    MySql,
+}
+
+impl Flavor {
+    fn engine(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "mariadb",
+            Flavor::MySql => "mysql",
+        }
+    }
+
+    fn product(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "MariaDB",
+            Flavor::MySql => "MySQL",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    InnoDb,
+    RocksDb,
+}
+
+impl Storage {
+    /// The name `CREATE TABLE ... engine=` takes.
+    fn engine_clause(self) -> &'static str {
+        match self {
+            Storage::InnoDb => "innodb",
+            Storage::RocksDb => "rocksdb",
+        }
+    }
+}
+
+/// Server error codes worth retrying: lock wait timeout and deadlock. MyRocks maps its lock
+/// timeouts to 1205 and both its deadlocks and its snapshot conflicts to 1213, so nothing
+/// engine-specific is needed. Everything else (syntax, lost connection 2006/2013, a full disk)
+/// means the step cannot go on.
+pub fn is_transient(code: u16) -> bool {
+    matches!(code, 1205 | 1213)
+}
+
+fn map_err(e: ::mysql::Error) -> DbError {
+    match e {
+        ::mysql::Error::MySqlError(e) => DbError {
+            // Display of the crate's server error: "ERROR <code> (<sqlstate>): <message>".
+            message: e.to_string(),
+            transient: is_transient(e.code),
+        },
+        e => DbError {
+            message: e.to_string(),
+            transient: false,
+        },
+    }
+}
+
+/// Variable names whose values may be credentials. `wsrep_sst_auth` holds `user:password` for
+/// Galera state transfers without saying so in its name.
+fn is_secret(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("password") || n.contains("secret") || n == "wsrep_sst_auth"
+}
+
+/// The config file as dbperf started the server with it, with the value of any secret-looking
+/// option replaced: a `[client]` section may carry a password, and this text goes to results.
+fn redact_config_file(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for line in text.lines() {
+        let key = line.split('=').next().unwrap_or("").trim();
+        if line.contains('=') && is_secret(key) {
+            out.push_str(&format!("{key} = (not recorded)\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `name = value` per line, sorted by name, credentials left out. Values are made single-line
+/// so each variable stays one line of the result file.
+fn format_variables(mut vars: Vec<(String, String)>) -> String {
+    vars.retain(|(k, _)| !is_secret(k));
+    vars.sort();
+    let mut out = String::new();
+    for (k, v) in vars {
+        out.push_str(&k);
+        out.push_str(" = ");
+        out.push_str(&v.replace('\n', "\\n"));
+        out.push('\n');
+    }
+    out
+}
+
+/// A value read back from the server that is put into `SET GLOBAL ... = <value>` unquoted (the
+/// numeric variables refuse quoted strings), so it must be a plain number.
+fn plain_number(v: &str) -> bool {
+    !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+}
+
+pub struct Mysql {
+    endpoint: Endpoint,
+    flavor: Flavor,
+    storage: Storage,
+    config_name: String,
+    config_file: String,
+    dialect: MysqlDialect,
+}
+
+impl Mysql {
+    /// `config_file` is the my.cnf text dbperf started the server with, or "" when dbperf does
+    /// not manage the server.
+    pub fn new(
+        endpoint: Endpoint,
+        flavor: Flavor,
+        storage: Storage,
+        config_name: &str,
+        config_file: &str,
+    ) -> Mysql {
+        Mysql {
+            endpoint,
+            flavor,
+            storage,
+            config_name: config_name.to_string(),
+            config_file: config_file.to_string(),
+            dialect: MysqlDialect { storage },
+        }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    fn open(&self) -> Result<::mysql::Conn, DbError> {
+        let e = &self.endpoint;
+        let opts = OptsBuilder::new()
+            .user(Some(e.user.as_str()))
+            .pass(e.password.as_deref())
+            .db_name(Some(e.database.as_str()))
+            // dbperf holds its statements for the connection's life; a bounded cache would close
+            // the least recently used one on the server behind its back.
+            .stmt_cache_size(0);
+        let opts = match &e.transport {
+            Transport::Tcp { host, port } => opts
+                .ip_or_hostname(Some(host.as_str()))
+                .tcp_port(*port)
+                .prefer_socket(false),
+            Transport::Socket { path } => opts.socket(Some(path.to_string_lossy())),
+        };
+        ::mysql::Conn::new(opts).map_err(|err| {
+            let mut d = map_err(err);
+            d.message = format!(
+                "cannot connect to {} at {}: {}",
+                self.flavor.product(),
+                e.describe(),
+                d.message
+            );
+            d
+        })
+    }
+}
+
+/// Runs a text query and returns its first row, or None when there is none. Reads every result
+/// set so an error in a later statement is not lost.
+fn first_row(conn: &mut ::mysql::Conn, sql: &str) -> Result<Option<::mysql::Row>, DbError> {
+    let mut res = conn.query_iter(sql).map_err(map_err)?;
+    let mut first = None;
+    while let Some(set) = res.iter() {
+        for row in set {
+            let row = row.map_err(map_err)?;
+            if first.is_none() {
+                first = Some(row);
+            }
+        }
+    }
+    Ok(first)
+}
+
+fn to_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::NULL) => String::new(),
+        Some(Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+        Some(other) => other.as_sql(true).trim_matches('\'').to_string(),
+    }
+}
+
+/// The value of a global variable, or None when this server does not have it.
+fn global_variable(conn: &mut ::mysql::Conn, name: &str) -> Result<Option<String>, DbError> {
+    let row = first_row(
+        conn,
+        &format!("SHOW GLOBAL VARIABLES WHERE Variable_name = '{name}'"),
+    )?;
+    Ok(row.map(|r| to_text(r.as_ref(1))))
+}
+
+fn exec(conn: &mut ::mysql::Conn, sql: &str, done: &mut Vec<String>) -> Result<(), DbError> {
+    drain_text(conn, sql)?;
+    done.push(sql.to_string());
+    Ok(())
+}
+
+fn drain_text(conn: &mut ::mysql::Conn, sql: &str) -> Result<(), DbError> {
+    let mut res = conn.query_iter(sql).map_err(map_err)?;
+    while let Some(set) = res.iter() {
+        for row in set {
+            row.map_err(map_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// `ANALYZE TABLE` answers with rows rather than an error when it fails on a table.
+fn analyze(conn: &mut ::mysql::Conn, table: &str, done: &mut Vec<String>) -> Result<(), DbError> {
+    let sql = format!("ANALYZE TABLE {table}");
+    let mut res = conn.query_iter(&sql).map_err(map_err)?;
+    let mut failure = None;
+    while let Some(set) = res.iter() {
+        for row in set {
+            let row = row.map_err(map_err)?;
+            if to_text(row.as_ref(2)).eq_ignore_ascii_case("error") && failure.is_none() {
+                failure = Some(to_text(row.as_ref(3)));
+            }
+        }
+    }
+    if let Some(msg) = failure {
+        return Err(DbError {
+            message: format!("{sql}: {msg}"),
+            transient: false,
+        });
+    }
+    done.push(sql);
+    Ok(())
+}
+
+impl Mysql {
+    /// InnoDB: fresh statistics, then flush dirty pages hard during the wait so qr100 does not
+    /// start with a checkpoint backlog left by the load. Returns the statements that put the
+    /// three settings back to exactly what they were.
+    fn cleanup_innodb(
+        &self,
+        conn: &mut ::mysql::Conn,
+        tables: &[String],
+        done: &mut Vec<String>,
+    ) -> Result<Vec<String>, DbError> {
+        for t in tables {
+            analyze(conn, t, done)?;
+        }
+        // The low-water mark goes first when lowering (it may not exceed the maximum) and last
+        // when restoring, so neither SET is silently clamped by the server.
+        const SETTINGS: [(&str, &str); 3] = [
+            ("innodb_max_dirty_pages_pct_lwm", "1"),
+            ("innodb_max_dirty_pages_pct", "1"),
+            ("innodb_idle_flush_pct", "100"),
+        ];
+        let mut restore = Vec::new();
+        for (name, value) in SETTINGS {
+            let Some(old) = global_variable(conn, name)? else {
+                // MariaDB has no innodb_idle_flush_pct (MySQL 8.0.18+ only).
+                done.push(format!(
+                    "-- {name} does not exist on this server: not changed"
+                ));
+                continue;
+            };
+            if !plain_number(&old) {
+                return Err(DbError {
+                    message: format!(
+                        "{name} is '{old}', not a number dbperf can restore after the wait"
+                    ),
+                    transient: false,
+                });
+            }
+            exec(conn, &format!("SET GLOBAL {name} = {value}"), done)?;
+            restore.push(format!("SET GLOBAL {name} = {old}"));
+        }
+        restore.reverse();
+        Ok(restore)
+    }
+
+    /// MyRocks: fresh statistics, let running compactions finish, flush the memtable and compact
+    /// L0, all within the wait budget.
+    fn cleanup_rocksdb(
+        &self,
+        conn: &mut ::mysql::Conn,
+        tables: &[String],
+        deadline: Instant,
+        done: &mut Vec<String>,
+    ) -> Result<(), DbError> {
+        for t in tables {
+            analyze(conn, t, done)?;
+        }
+
+        // FB MyRocks lists running compactions; MariaDB's MyRocks (10.11) has no such table, and
+        // the closest it offers is the per-column-family "compaction pending" property.
+        let has_active = conn_i64(
+            conn,
+            "SELECT count(*) FROM information_schema.TABLES WHERE table_schema = \
+             'information_schema' AND table_name = 'ROCKSDB_ACTIVE_COMPACTION_STATS'",
+        )? == Some(1);
+        let poll_sql = if has_active {
+            "SELECT count(*) FROM information_schema.rocksdb_active_compaction_stats"
+        } else {
+            "SELECT count(*) FROM information_schema.rocksdb_cfstats \
+             WHERE stat_type = 'COMPACTION_PENDING' AND value > 0"
+        };
+        let start = Instant::now();
+        let mut polls = 0u64;
+        loop {
+            let running = conn_i64(conn, poll_sql)?.unwrap_or(0);
+            polls += 1;
+            let waited = start.elapsed().as_secs_f64();
+            if running == 0 {
+                done.push(format!(
+                    "{poll_sql} -- 0 after {polls} poll(s) ({waited:.1} s)"
+                ));
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                done.push(format!(
+                    "{poll_sql} -- still {running} at the deadline, after {polls} poll(s) ({waited:.1} s)"
+                ));
+                break;
+            }
+            std::thread::sleep((deadline - now).min(Duration::from_secs(1)));
+        }
+
+        exec(
+            conn,
+            "SET GLOBAL rocksdb_force_flush_memtable_now = 1",
+            done,
+        )?;
+        let pause = deadline
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_secs(20));
+        std::thread::sleep(pause);
+        done.push(format!(
+            "-- slept {:.1} s after the flush",
+            pause.as_secs_f64()
+        ));
+
+        // rocksdb_compact_lzero_now is FB MyRocks; MariaDB has the older variable that flushes
+        // the memtable and then compacts L0, which after the flush above does the same.
+        if global_variable(conn, "rocksdb_compact_lzero_now")?.is_some() {
+            exec(conn, "SET GLOBAL rocksdb_compact_lzero_now = 1", done)?;
+        } else if global_variable(conn, "rocksdb_force_flush_memtable_and_lzero_now")?.is_some() {
+            done.push(
+                "-- rocksdb_compact_lzero_now does not exist on this server: using \
+                 rocksdb_force_flush_memtable_and_lzero_now"
+                    .to_string(),
+            );
+            exec(
+                conn,
+                "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
+                done,
+            )?;
+        } else {
+            done.push(
+                "-- neither rocksdb_compact_lzero_now nor rocksdb_force_flush_memtable_and_lzero_now \
+                 exists on this server: L0 not compacted"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn conn_i64(conn: &mut ::mysql::Conn, sql: &str) -> Result<Option<i64>, DbError> {
+    let Some(mut row) = first_row(conn, sql)? else {
+        return Ok(None);
+    };
+    let Some(v) = row.take::<Value, _>(0) else {
+        return Ok(None);
+    };
+    ::mysql::from_value_opt::<Option<i64>>(v).map_err(|e| DbError {
+        message: format!("{sql}: the first column is not an integer ({e})"),
+        transient: false,
+    })
+}
+
+impl Dbms for Mysql {
+    fn engine(&self) -> &'static str {
+        self.flavor.engine()
+    }
+
+    fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {
+        let conn = self.open()?;
+        Ok(Box::new(MysqlConn {
+            conn,
+            stmts: Vec::new(),
+        }))
+    }
+
+    fn version(&self) -> anyhow::Result<String> {
+        let mut conn = self.open()?;
+        let row = first_row(&mut conn, "SELECT version()")?;
+        Ok(to_text(row.as_ref().and_then(|r| r.as_ref(0))))
+    }
+
+    fn config_name(&self) -> &str {
+        &self.config_name
+    }
+
+    fn config_text(&self) -> anyhow::Result<String> {
+        let mut conn = self.open()?;
+        let mut vars = Vec::new();
+        let mut res = conn.query_iter("SHOW GLOBAL VARIABLES").map_err(map_err)?;
+        while let Some(set) = res.iter() {
+            for row in set {
+                let row = row.map_err(map_err)?;
+                vars.push((to_text(row.as_ref(0)), to_text(row.as_ref(1))));
+            }
+        }
+        drop(res);
+        let mut out = redact_config_file(&self.config_file);
+        out.push_str("# effective settings reported by the server (SHOW GLOBAL VARIABLES):\n");
+        out.push_str(&format_variables(vars));
+        Ok(out)
+    }
+
+    fn dialect(&self) -> &dyn Dialect {
+        &self.dialect
+    }
+
+    fn ibench_cleanup(
+        &self,
+        tables: &[String],
+        deadline: Instant,
+        done: &mut Vec<String>,
+    ) -> Result<Vec<String>, DbError> {
+        let mut conn = self.open()?;
+        match self.storage {
+            Storage::InnoDb => self.cleanup_innodb(&mut conn, tables, done),
+            Storage::RocksDb => {
+                self.cleanup_rocksdb(&mut conn, tables, deadline, done)?;
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+pub struct MysqlConn {
+    conn: ::mysql::Conn,
+    stmts: Vec<Statement>,
+}
+
+/// The crate takes parameters by value, so each execution builds one `Vec<Value>` and copies its
+/// strings once; no borrowed form exists.
+fn values(params: &[Param]) -> Vec<Value> {
+    params
+        .iter()
+        .map(|p| match *p {
+            Param::Int(v) => Value::Int(v),
+            Param::Text(s) | Param::DateTime(s) => Value::Bytes(s.as_bytes().to_vec()),
+        })
+        .collect()
+}
+
+impl Conn for MysqlConn {
+    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
+        // Not query_drop: it discards the error of a second or later statement.
+        drain_text(&mut self.conn, sql)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let st = self.conn.prep(sql).map_err(map_err)?;
+        self.stmts.push(st);
+        Ok(self.stmts.len() - 1)
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        let mut res = self
+            .conn
+            .exec_iter(&self.stmts[stmt], values(params))
+            .map_err(map_err)?;
+        let n = res.affected_rows();
+        while let Some(set) = res.iter() {
+            for row in set {
+                row.map_err(map_err)?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
+        let mut res = self
+            .conn
+            .exec_iter(&self.stmts[stmt], values(params))
+            .map_err(map_err)?;
+        let mut n = 0u64;
+        // The crate decodes each row into its own Row; touch every column of it, as a client
+        // using the result would.
+        while let Some(set) = res.iter() {
+            for row in set {
+                let row = row.map_err(map_err)?;
+                for c in 0..row.len() {
+                    std::hint::black_box(row.as_ref(c));
+                }
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        conn_i64(&mut self.conn, sql)
+    }
+}
+
+pub struct MysqlDialect {
+    storage: Storage,
+}
+
+impl Dialect for MysqlDialect {
+    fn placeholder(&self, _i: usize) -> String {
+        "?".to_string()
+    }
+
+    fn ibench_create_table(&self, t: &str) -> Vec<String> {
+        vec![
+            format!("DROP TABLE IF EXISTS {t}"),
+            format!(
+                "CREATE TABLE {t} (transactionid bigint not null auto_increment, \
+                 dateandtime datetime, cashregisterid int not null, customerid int not null, \
+                 productid int not null, price int not null, data varchar(4000), \
+                 primary key (transactionid)) engine={}",
+                self.storage.engine_clause()
+            ),
+        ]
+    }
+
+    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
+        let adds: Vec<String> = indexes
+            .iter()
+            .map(|ix| format!("ADD INDEX {t}_{} ({})", ix.suffix, ix.columns.join(", ")))
+            .collect();
+        match self.storage {
+            Storage::InnoDb if adds.is_empty() => Vec::new(),
+            Storage::InnoDb => vec![format!("ALTER TABLE {t} {}", adds.join(", "))],
+            Storage::RocksDb => adds
+                .into_iter()
+                .map(|a| format!("ALTER TABLE {t} {a}"))
+                .collect(),
+        }
+    }
+
+    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
+        match form {
+            DeleteForm::Current => format!(
+                "DELETE FROM {t} WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?"
+            ),
+            DeleteForm::Old => {
+                format!("DELETE FROM {t} WHERE transactionid >= ? AND transactionid < ?")
+            }
+        }
+    }
+
+    fn index_hint(&self, index: &str) -> String {
+        format!("FORCE INDEX ({index})")
+    }
+
+    fn table_exists_sql(&self, t: &str) -> String {
+        format!(
+            "SELECT count(*) FROM information_schema.TABLES \
+             WHERE table_schema = DATABASE() AND table_name = '{t}'"
+        )
+    }
+
+    fn index_exists_sql(&self, t: &str, index: &str) -> String {
+        // STATISTICS has one row per index column: count the index once.
+        format!(
+            "SELECT count(DISTINCT index_name) FROM information_schema.STATISTICS \
+             WHERE table_schema = DATABASE() AND table_name = '{t}' AND index_name = '{index}'"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INDEXES: [IndexDef; 3] = [
+        IndexDef {
+            suffix: "marketsegment",
+            columns: &["productid", "customerid", "price"],
+        },
+        IndexDef {
+            suffix: "registersegment",
+            columns: &["cashregisterid", "customerid", "price"],
+        },
+        IndexDef {
+            suffix: "pdc",
+            columns: &["price", "dateandtime", "customerid"],
+        },
+    ];
+
+    fn dialect(storage: Storage) -> MysqlDialect {
+        MysqlDialect { storage }
+    }
+
+    #[test]
+    fn create_table_names_the_engine() {
+        for (s, engine) in [(Storage::InnoDb, "innodb"), (Storage::RocksDb, "rocksdb")] {
+            let ddl = dialect(s).ibench_create_table("pi1");
+            assert_eq!(ddl[0], "DROP TABLE IF EXISTS pi1");
+            assert_eq!(
+                ddl[1],
+                format!(
+                    "CREATE TABLE pi1 (transactionid bigint not null auto_increment, \
+                     dateandtime datetime, cashregisterid int not null, customerid int not null, \
+                     productid int not null, price int not null, data varchar(4000), \
+                     primary key (transactionid)) engine={engine}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn innodb_builds_all_indexes_in_one_alter() {
+        let ddl = dialect(Storage::InnoDb).ibench_create_indexes("pi1", &INDEXES);
+        assert_eq!(
+            ddl,
+            vec![
+                "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price), \
+                 ADD INDEX pi1_registersegment (cashregisterid, customerid, price), \
+                 ADD INDEX pi1_pdc (price, dateandtime, customerid)"
+            ]
+        );
+        assert!(dialect(Storage::InnoDb)
+            .ibench_create_indexes("pi1", &[])
+            .is_empty());
+    }
+
+    #[test]
+    fn myrocks_builds_one_index_per_alter() {
+        let ddl = dialect(Storage::RocksDb).ibench_create_indexes("pi2", &INDEXES[..2]);
+        assert_eq!(
+            ddl,
+            vec![
+                "ALTER TABLE pi2 ADD INDEX pi2_marketsegment (productid, customerid, price)",
+                "ALTER TABLE pi2 ADD INDEX pi2_registersegment (cashregisterid, customerid, price)",
+            ]
+        );
+    }
+
+    #[test]
+    fn delete_forms_and_hint() {
+        let d = dialect(Storage::InnoDb);
+        assert_eq!(
+            d.ibench_delete("pi1", DeleteForm::Current),
+            "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?"
+        );
+        assert_eq!(
+            d.ibench_delete("pi1", DeleteForm::Old),
+            "DELETE FROM pi1 WHERE transactionid >= ? AND transactionid < ?"
+        );
+        assert_eq!(d.index_hint("pi1_pdc"), "FORCE INDEX (pi1_pdc)");
+        assert_eq!(d.placeholder(7), "?");
+    }
+
+    #[test]
+    fn existence_checks_stay_in_the_current_database() {
+        let d = dialect(Storage::RocksDb);
+        let t = d.table_exists_sql("pi1");
+        assert!(t.contains("information_schema.TABLES") && t.contains("table_schema = DATABASE()"));
+        let i = d.index_exists_sql("pi1", "pi1_pdc");
+        assert!(
+            i.starts_with("SELECT count(DISTINCT index_name) FROM information_schema.STATISTICS")
+        );
+        assert!(i.contains("index_name = 'pi1_pdc'") && i.contains("table_schema = DATABASE()"));
+    }
+
+    #[test]
+    fn only_lock_timeouts_and_deadlocks_are_transient() {
+        assert!(is_transient(1205));
+        assert!(is_transient(1213));
+        // syntax, server gone, lost connection, unknown table, duplicate key, error during commit
+        for code in [1064, 2006, 2013, 1146, 1062, 1180] {
+            assert!(!is_transient(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn credentials_never_reach_the_config_text() {
+        let vars = vec![
+            ("report_password".to_string(), "hunter2".to_string()),
+            ("wsrep_sst_auth".to_string(), "root:hunter2".to_string()),
+            ("Some_SECRET_key".to_string(), "x".to_string()),
+            ("strict_password_validation".to_string(), "ON".to_string()),
+            ("max_connections".to_string(), "151".to_string()),
+            (
+                "innodb_buffer_pool_size".to_string(),
+                "268435456".to_string(),
+            ),
+            ("odd".to_string(), "a\nb".to_string()),
+        ];
+        assert_eq!(
+            format_variables(vars),
+            "innodb_buffer_pool_size = 268435456\nmax_connections = 151\nodd = a\\nb\n"
+        );
+        let file = "[mysqld]\ninnodb_buffer_pool_size=1G\n[client]\npassword = hunter2\n";
+        let red = redact_config_file(file);
+        assert!(!red.contains("hunter2"));
+        assert!(red.contains("innodb_buffer_pool_size=1G\n"));
+        assert!(red.contains("password = (not recorded)\n"));
+        assert_eq!(redact_config_file(""), "");
+    }
+
+    #[test]
+    fn restore_values_must_be_plain_numbers() {
+        assert!(plain_number("90.000000"));
+        assert!(plain_number("0"));
+        assert!(!plain_number(""));
+        assert!(!plain_number("1; DROP TABLE t"));
+    }
+}

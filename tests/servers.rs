@@ -1,0 +1,366 @@
+//! The Insert Benchmark on real PostgreSQL and MariaDB (InnoDB and MyRocks) that dbperf starts
+//! itself, an external server, and the ways a server can fail. Needs the Debian packages that
+//! scripts/install-test-deps.sh installs; without them these tests are skipped locally and fail
+//! in CI.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn available(what: &str, path: &str) -> bool {
+    if Path::new(path).exists() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{path} is missing: CI must install {what} (scripts/install-test-deps.sh)"
+    );
+    eprintln!("skipping: {path} is not installed");
+    false
+}
+
+fn postgres() -> bool {
+    available("postgresql", "/usr/lib/postgresql")
+}
+
+fn mariadb(rocksdb: bool) -> bool {
+    available("mariadb-server", "/usr/sbin/mariadbd")
+        && (!rocksdb
+            || available(
+                "mariadb-plugin-rocksdb",
+                "/usr/lib/mysql/plugin/ha_rocksdb.so",
+            ))
+}
+
+/// Processes whose command line mentions `path` (a server's data directory).
+fn processes_using(path: &Path) -> Vec<String> {
+    let needle = path.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) {
+                found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// Runs the quick preset on a managed target and checks every table's rows after every step
+/// against the inserts and deletes the step files report.
+fn quick_on(target: &str, name: &str, version: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "run",
+        "--target",
+        target,
+        "--count-rows",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (run, steps) = read_all(&target_dir(&out, name));
+    assert_eq!(run.status, "ok");
+    assert!(
+        run.target.version.contains(version),
+        "{}",
+        run.target.version
+    );
+    let server = run.target.server.as_ref().expect("server record");
+    assert!(
+        server.managed && server.connection.starts_with("tcp 127.0.0.1:"),
+        "{server:?}"
+    );
+    assert!(
+        server
+            .stopped
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("stopped"),
+        "{server:?}"
+    );
+    assert!(
+        !run.target.config_text.to_lowercase().contains("password ="),
+        "no secrets in results"
+    );
+    assert_eq!(steps.len(), 10);
+    let mut expected = 0i64;
+    for s in &steps {
+        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        for (kind, op) in &s.ops {
+            assert!(op.count > 0, "{} {kind}", s.step);
+            assert_eq!(op.errors, 0, "{} {kind}: {:?}", s.step, op.error_samples);
+        }
+        expected += net_rows(std::slice::from_ref(s));
+        let rows = s.table_rows.as_ref().expect("--count-rows");
+        assert_eq!(rows["pi1"] as i64, expected, "{}: rows in pi1", s.step);
+    }
+    assert_eq!(steps[0].ops["insert"].rows, 100_000);
+    assert!(steps[3].cleanup.as_ref().unwrap().error.is_none());
+    let datadir = server.datadir.as_ref().unwrap();
+    assert!(
+        processes_using(Path::new(datadir)).is_empty(),
+        "server left running"
+    );
+    assert!(!Path::new(datadir).exists(), "work directory removed");
+}
+
+#[test]
+fn quick_on_managed_postgres() {
+    if postgres() {
+        quick_on("postgres", "postgres.default", "PostgreSQL 15");
+    }
+}
+
+#[test]
+fn quick_on_managed_mariadb_innodb() {
+    if mariadb(false) {
+        quick_on("mariadb", "mariadb.default", "10.11");
+    }
+}
+
+#[test]
+fn quick_on_managed_mariadb_myrocks() {
+    if mariadb(true) {
+        quick_on("mariadb+rocksdb", "mariadb+rocksdb.default", "10.11");
+    }
+}
+
+/// Stops an instance started with `dbperf server start`, whatever the test's outcome.
+struct Instance<'a> {
+    target: &'a str,
+    dir: &'a Path,
+}
+
+impl Drop for Instance<'_> {
+    fn drop(&mut self) {
+        let _ = run(&[
+            "server",
+            "stop",
+            self.target,
+            "--dir",
+            self.dir.to_str().unwrap(),
+        ]);
+    }
+}
+
+#[test]
+fn external_server_is_measured_without_being_managed() {
+    if !postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pg");
+    let o = run(&[
+        "server",
+        "start",
+        "postgres",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let _instance = Instance {
+        target: "postgres",
+        dir: &dir,
+    };
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("server.json")).unwrap()).unwrap();
+    let port = state["port"].as_u64().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("psql -h 127.0.0.1 -p {port}")));
+    let toml = tmp.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        format!("[target.ext]\nengine = \"postgres\"\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"dbperf\"\ndatabase = \"ib\"\n"),
+    )
+    .unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "run",
+        "--config-file",
+        toml.to_str().unwrap(),
+        "--target",
+        "ext",
+        "--steps",
+        "l.i0,l.x,qp100",
+        "--rows-l-i0",
+        "10k",
+        "--query-seconds",
+        "2",
+        "--count-rows",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (run_file, steps) = read_all(&target_dir(&out, "ext"));
+    let server = run_file.target.server.unwrap();
+    assert!(!server.managed);
+    assert_eq!(
+        server.connection,
+        format!("tcp 127.0.0.1:{port} user dbperf database ib")
+    );
+    assert!(run_file.target.version.contains("PostgreSQL"));
+    assert_eq!(
+        steps[2].table_rows.as_ref().unwrap()["pi1"] as i64,
+        net_rows(&steps)
+    );
+    // dbperf did not stop a server it does not manage.
+    assert!(
+        !processes_using(&dir.join("data")).is_empty(),
+        "external server still running"
+    );
+}
+
+#[test]
+fn a_config_the_server_rejects_fails_with_the_servers_own_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = tmp.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        "[config.bad]\nengine = \"postgres\"\ntext = \"no_such_setting = 1\\n\"\n\n\
+         [config.badmy]\nengine = \"mariadb\"\ntext = \"no_such_option = 1\\n\"\n",
+    )
+    .unwrap();
+    for (target, words) in [
+        (
+            "postgres:bad",
+            "unrecognized configuration parameter \"no_such_setting\"",
+        ),
+        ("mariadb:badmy", "unknown variable 'no_such_option=1'"),
+    ] {
+        let ok = if target.starts_with("postgres") {
+            postgres()
+        } else {
+            mariadb(false)
+        };
+        if !ok {
+            continue;
+        }
+        let out = tmp.path().join(target.replace(':', "-"));
+        let o = run(&[
+            "run",
+            "--config-file",
+            toml.to_str().unwrap(),
+            "--target",
+            target,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(words),
+            "{target}: expected the server's message in:\n{err}"
+        );
+        let name = target.replace(':', ".");
+        let run_file = dbperf::results::read_run(&target_dir(&out, &name)).unwrap();
+        assert_eq!(run_file.status, "failed");
+        assert!(run_file.error.unwrap().contains(words));
+    }
+}
+
+#[test]
+fn a_server_killed_mid_step_fails_the_step_and_leaves_nothing_behind() {
+    if !postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let child = dbperf()
+        .args([
+            "run",
+            "--target",
+            "postgres",
+            "--steps",
+            "l.i0,l.x,qr100,qp100",
+            "--rows-l-i0",
+            "20k",
+            "--query-seconds",
+            "60",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dir = target_dir(&out, "postgres.default");
+    let start = Instant::now();
+    while !dir.join("steps/l.x.json").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "l.x never finished"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let run_file = dbperf::results::read_run(&dir).unwrap();
+    let server = run_file.target.server.unwrap();
+    unsafe {
+        libc::kill(server.pid.unwrap() as i32, libc::SIGKILL);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "the step did not wait out its 60 s"
+    );
+    let (run_file, steps) = read_all(&dir);
+    assert_eq!(run_file.status, "failed");
+    assert_eq!(run_file.failed_step.as_deref(), Some("qr100"));
+    assert_eq!(steps.len(), 3, "qp100 never started");
+    assert_eq!(
+        (steps[0].status.as_str(), steps[1].status.as_str()),
+        ("ok", "ok")
+    );
+    assert_eq!(steps[2].status, "failed");
+    assert!(
+        steps[2].ops["query"].count > 0,
+        "what qr100 did before the crash is kept"
+    );
+    let stopped = run_file.target.server.unwrap().stopped.unwrap();
+    assert!(stopped.starts_with("exited during the run"), "{stopped}");
+    assert!(
+        processes_using(&tmp.path().join("r")).is_empty(),
+        "no process left behind"
+    );
+}
+
+#[test]
+fn myrocks_without_its_plugin_and_missing_binaries_are_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "run",
+        "--target",
+        "postgres@/nonexistent/pg",
+        "--out",
+        tmp.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds no PostgreSQL server"));
+    let o = run(&[
+        "run",
+        "--target",
+        "mysql",
+        "--out",
+        tmp.path().join("r2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = run(&[
+        "run",
+        "--target",
+        "postgres",
+        "--steps",
+        "qr100",
+        "--out",
+        tmp.path().join("r3").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("must begin with l.i0"));
+}
