@@ -178,6 +178,11 @@ pub struct RunArgs {
     /// Seconds a managed server may take to start answering.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub server_start_timeout: u64,
+
+    /// Seconds to pause between targets, so one target's write-back and compaction do not
+    /// spill into the next one's measurements (the original sleeps 600-1200 s).
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    pub pause_between: u64,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -348,7 +353,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut code = EXIT_OK;
     let mut fatal: Option<anyhow::Error> = None;
     let socket = args.transport == TransportArg::Socket;
-    for (t, prepared) in opened {
+    for (i, (t, prepared)) in opened.into_iter().enumerate() {
+        if i > 0 && args.pause_between > 0 {
+            eprintln!("pausing {} s before the next target", args.pause_between);
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(args.pause_between);
+            while std::time::Instant::now() < until && !interrupt.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
