@@ -356,7 +356,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     for (i, (t, prepared)) in opened.into_iter().enumerate() {
         if i > 0 && args.pause_between > 0 {
             eprintln!("pausing {} s before the next target", args.pause_between);
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(args.pause_between);
+            let until =
+                std::time::Instant::now() + std::time::Duration::from_secs(args.pause_between);
             while std::time::Instant::now() < until && !interrupt.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
@@ -531,7 +532,7 @@ fn open_targets<'a>(
             continue;
         }
         create_dir(&twork, "work directory")?;
-        let dbms = dbms::open(t, &twork)?;
+        let dbms = dbms::open_embedded(t, &twork)?;
         let ib = Ibench::new(params.clone(), dbms.clone());
         // A run that starts after l.i0 continues on an existing database.
         if let Some(first) = &first {

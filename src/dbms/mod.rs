@@ -107,13 +107,12 @@ pub trait Dbms: Send + Sync {
     ) -> Result<Vec<String>, DbError>;
 }
 
-/// Opens the adapter for a target; `work_dir` is where its data lives.
-pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn Dbms>> {
+/// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are
+/// made from an `Endpoint` once the server runs (`postgres::Postgres::new`, `mysql::Mysql::new`).
+pub fn open_embedded(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn Dbms>> {
     match target.engine.as_str() {
         "sqlite" => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
-        other => crate::error::bad_input(format!(
-            "engine '{other}' is not supported yet; this build runs: sqlite"
-        )),
+        other => anyhow::bail!("{other} is a server engine, not an embedded one"),
     }
 }
 

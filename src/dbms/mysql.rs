@@ -495,9 +495,38 @@ fn values(params: &[Param]) -> Vec<Value> {
         .iter()
         .map(|p| match *p {
             Param::Int(v) => Value::Int(v),
-            Param::Text(s) | Param::DateTime(s) => Value::Bytes(s.as_bytes().to_vec()),
+            // A batch's rows share one timestamp: sent as a binary DATETIME it costs no
+            // allocation per row, where bytes would copy it 100 times per statement.
+            Param::DateTime(s) => {
+                datetime(s).unwrap_or_else(|| Value::Bytes(s.as_bytes().to_vec()))
+            }
+            Param::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
         })
         .collect()
+}
+
+/// `YYYY-MM-DD HH:MM:SS` as a binary-protocol DATETIME.
+fn datetime(s: &str) -> Option<Value> {
+    let b = s.as_bytes();
+    if b.len() != 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b' '
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
+    Some(Value::Date(
+        n(0..4)? as u16,
+        n(5..7)? as u8,
+        n(8..10)? as u8,
+        n(11..13)? as u8,
+        n(14..16)? as u8,
+        n(17..19)? as u8,
+        0,
+    ))
 }
 
 impl Conn for MysqlConn {
@@ -622,6 +651,19 @@ impl Dialect for MysqlDialect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_travel_as_binary_datetimes() {
+        assert_eq!(
+            datetime("2024-01-02 03:04:05"),
+            Some(Value::Date(2024, 1, 2, 3, 4, 5, 0))
+        );
+        assert_eq!(datetime("2024-01-02"), None);
+        assert!(matches!(
+            values(&[Param::DateTime("x")])[0],
+            Value::Bytes(_)
+        ));
+    }
 
     const INDEXES: [IndexDef; 3] = [
         IndexDef {

@@ -323,8 +323,13 @@ impl Conn for PgConn {
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
         let res = self.run_prepared(stmt, params)?;
-        // SAFETY: valid command result; PQcmdTuples returns "" when there is no count.
-        Ok(cstr(unsafe { pq::PQcmdTuples(res.0) }).parse().unwrap_or(0))
+        // SAFETY: valid command result; PQcmdTuples returns "" (never null) when there is no
+        // count. Parsed in place: no allocation per statement.
+        let digits = unsafe { CStr::from_ptr(pq::PQcmdTuples(res.0)) }.to_bytes();
+        Ok(digits
+            .iter()
+            .take_while(|d| d.is_ascii_digit())
+            .fold(0u64, |n, d| n * 10 + (d - b'0') as u64))
     }
 
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {

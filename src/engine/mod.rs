@@ -404,6 +404,7 @@ fn run_role(
     let mut role = role;
     if let Some(role) = role.as_mut() {
         pacer::tighten_timer_slack();
+        let closed = matches!(pace, Pace::Closed);
         role_loop(
             &name,
             role.as_mut(),
@@ -415,6 +416,13 @@ fn run_role(
             &mut stats,
             start,
         );
+        if closed {
+            // Closed loop: latency and service time are the same numbers, recorded once.
+            for s in stats.iter_mut().flatten() {
+                s.service = s.latency.clone();
+                s.max_service_ns = s.max_latency_ns;
+            }
+        }
     }
     if lifetime == Lifetime::Primary && shared.primaries_left.fetch_sub(1, Ordering::SeqCst) == 1 {
         shared.primaries_done.store(true, Ordering::SeqCst);
@@ -444,6 +452,7 @@ fn role_loop(
         _ => None,
     };
     let mut permits_to = permits_to;
+    let closed = matches!(pace, Pace::Closed);
     loop {
         if stop() {
             break;
@@ -472,10 +481,12 @@ fn role_loop(
         match result {
             Ok(OpOutcome::Done { kind, rows }) => {
                 let latency = (end - due).as_nanos() as u64;
-                let service = (end - begin).as_nanos() as u64;
-                stats[kind]
-                    .get_or_insert_with(KindStats::default)
-                    .record(latency, service, rows);
+                let s = stats[kind].get_or_insert_with(KindStats::default);
+                if closed {
+                    s.record_latency(latency, rows);
+                } else {
+                    s.record(latency, (end - begin).as_nanos() as u64, rows);
+                }
                 let sec = end.as_secs();
                 intervals[kind][(sec & 1) as usize]
                     .lock()

@@ -84,6 +84,17 @@ impl KindStats {
         self.max_service_ns = self.max_service_ns.max(service_ns);
     }
 
+    /// For closed-loop roles, where service time equals latency: the service histogram is
+    /// filled from the latency one when the role ends.
+    #[inline]
+    pub fn record_latency(&mut self, latency_ns: u64, rows: u64) {
+        self.ops += 1;
+        self.rows += rows;
+        self.latency.saturating_record(latency_ns);
+        self.buckets[ibench_bucket(latency_ns)] += 1;
+        self.max_latency_ns = self.max_latency_ns.max(latency_ns);
+    }
+
     pub fn record_error(&mut self, message: &str) {
         self.errors += 1;
         if self.error_samples.len() < ERROR_SAMPLES

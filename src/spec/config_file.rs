@@ -123,11 +123,18 @@ impl ConfigFile {
         }
     }
 
-    fn declared(&self, name: &str, d: &TargetDecl, pragmas: &[(String, String)]) -> anyhow::Result<Target> {
+    fn declared(
+        &self,
+        name: &str,
+        d: &TargetDecl,
+        pragmas: &[(String, String)],
+    ) -> anyhow::Result<Target> {
         // Target names become result directory names.
         if name.is_empty()
             || name.starts_with('.')
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || "._+@-".contains(c))
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._+@-".contains(c))
         {
             return bad_input(format!(
                 "target name '{name}' may only use letters, digits and . _ + @ - (and not start with '.')"
@@ -277,9 +284,15 @@ user = "bench"
             crate::error::is_bad_input(&e) && e.to_string().contains("line 3"),
             "{e}"
         );
-        assert!(crate::error::is_bad_input(&load(Some(&d.path().join("none.toml"))).unwrap_err()));
+        assert!(crate::error::is_bad_input(
+            &load(Some(&d.path().join("none.toml"))).unwrap_err()
+        ));
         let f = file("[target.\"../x\"]\nengine = \"sqlite\"\n");
-        assert!(f.resolve("../x", &[]).unwrap_err().to_string().contains("may only use"));
+        assert!(f
+            .resolve("../x", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("may only use"));
         let f = file("[target.a]\nengine = \"postgres\"\nhost = \"h\"\npassword_env = \"DBPERF_TEST_UNSET_VAR\"\n");
         let e = f.resolve("a", &[]).unwrap_err().to_string();
         assert!(e.contains("DBPERF_TEST_UNSET_VAR"), "{e}");
