@@ -48,6 +48,12 @@ fn run_help_documents_every_option() {
         "--work-dir",
         "--keep-data",
         "--no-progress",
+        "--transport",
+        "--server-user",
+        "--server-start-timeout",
+        "--config-file",
+        "--count-rows",
+        "--pause-between",
     ] {
         assert!(h.contains(flag), "help lacks {flag}");
     }

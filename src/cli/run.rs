@@ -527,6 +527,7 @@ fn open_targets<'a>(
                     config_text,
                     user: user.clone().flatten(),
                     ready_timeout: std::time::Duration::from_secs(args.server_start_timeout),
+                    interrupt: Some(interrupt_flag()),
                 }),
             ));
             continue;

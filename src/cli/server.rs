@@ -123,6 +123,7 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
         config_text,
         user: process::server_user(a.server_user.as_deref())?,
         ready_timeout: Duration::from_secs(a.server_start_timeout),
+        interrupt: None,
     };
     if std::fs::create_dir_all(&dir).is_err() {
         return bad_input(format!("cannot create {}", dir.display()));

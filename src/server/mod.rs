@@ -43,6 +43,8 @@ pub struct Plan {
     pub config_text: String,
     pub user: Option<User>,
     pub ready_timeout: Duration,
+    /// Set when the user asked to stop (Ctrl-C): start-up is abandoned and the server stopped.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A server dbperf started. Stopped on drop, whatever happened in between.
@@ -319,6 +321,14 @@ impl Plan {
             };
             if up {
                 return Ok(());
+            }
+            if self
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                r.stop();
+                anyhow::bail!("{} start-up interrupted", self.kind.name());
             }
             if start.elapsed() > self.ready_timeout {
                 let tail = r.log_tail(25);
