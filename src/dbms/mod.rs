@@ -75,9 +75,34 @@ pub trait Dialect: Send + Sync {
     fn placeholder(&self, i: usize) -> String;
     /// Drop and create an Insert Benchmark table.
     fn ibench_create_table(&self, table: &str) -> Vec<String>;
-    /// Statements that build the secondary indexes (one op each in l.x).
-    fn ibench_create_indexes(&self, table: &str, indexes: &[IndexDef]) -> Vec<String>;
-    fn ibench_delete(&self, table: &str, form: DeleteForm) -> String;
+    /// Statements that build the secondary indexes (one op each in l.x). Standard SQL: one
+    /// CREATE INDEX per index.
+    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
+        indexes
+            .iter()
+            .map(|ix| {
+                format!(
+                    "CREATE INDEX {t}_{} ON {t} ({})",
+                    ix.suffix,
+                    ix.columns.join(", ")
+                )
+            })
+            .collect()
+    }
+    /// Standard SQL for engines without DELETE ... ORDER BY ... LIMIT: the PostgreSQL shape of
+    /// the 2024 statement.
+    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
+        let (p1, p2) = (self.placeholder(1), self.placeholder(2));
+        match form {
+            DeleteForm::Current => format!(
+                "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
+                 WHERE transactionid >= {p1} ORDER BY transactionid ASC LIMIT {p2})"
+            ),
+            DeleteForm::Old => {
+                format!("DELETE FROM {t} WHERE transactionid >= {p1} AND transactionid < {p2}")
+            }
+        }
+    }
     /// Text placed after `FROM t` to force a covering index, where the engine needs one.
     fn index_hint(&self, index: &str) -> String;
     fn table_exists_sql(&self, table: &str) -> String;

@@ -665,20 +665,7 @@ mod tests {
         ));
     }
 
-    const INDEXES: [IndexDef; 3] = [
-        IndexDef {
-            suffix: "marketsegment",
-            columns: &["productid", "customerid", "price"],
-        },
-        IndexDef {
-            suffix: "registersegment",
-            columns: &["cashregisterid", "customerid", "price"],
-        },
-        IndexDef {
-            suffix: "pdc",
-            columns: &["price", "dateandtime", "customerid"],
-        },
-    ];
+    use crate::workload::ibench::INDEXES;
 
     fn dialect(storage: Storage) -> MysqlDialect {
         MysqlDialect { storage }

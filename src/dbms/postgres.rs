@@ -11,9 +11,7 @@ use std::ptr;
 
 use pq_sys as pq;
 
-use super::{
-    Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId, Transport,
-};
+use super::{Conn, DbError, Dbms, Dialect, Endpoint, Param, StmtId, Transport};
 
 const INT2: pq::Oid = 21;
 const INT4: pq::Oid = 23;
@@ -504,31 +502,6 @@ impl Dialect for PgDialect {
         ]
     }
 
-    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
-        indexes
-            .iter()
-            .map(|ix| {
-                format!(
-                    "CREATE INDEX {t}_{} ON {t} ({})",
-                    ix.suffix,
-                    ix.columns.join(", ")
-                )
-            })
-            .collect()
-    }
-
-    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
-        match form {
-            DeleteForm::Current => format!(
-                "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
-                 WHERE transactionid >= $1 ORDER BY transactionid ASC LIMIT $2)"
-            ),
-            DeleteForm::Old => {
-                format!("DELETE FROM {t} WHERE transactionid >= $1 AND transactionid < $2")
-            }
-        }
-    }
-
     fn index_hint(&self, _index: &str) -> String {
         String::new()
     }
@@ -545,6 +518,7 @@ impl Dialect for PgDialect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbms::DeleteForm;
 
     #[test]
     fn socket_files_name_directory_and_port() {

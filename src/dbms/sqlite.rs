@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
-use super::{Conn, DbError, Dbms, DeleteForm, Dialect, IndexDef, Param, StmtId};
+use super::{Conn, DbError, Dbms, Dialect, Param, StmtId};
 use crate::error::bad_input;
 use crate::spec::target::Target;
 
@@ -426,33 +426,6 @@ impl Dialect for SqliteDialect {
                  productid INTEGER NOT NULL, price INTEGER NOT NULL, data TEXT)"
             ),
         ]
-    }
-
-    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
-        indexes
-            .iter()
-            .map(|ix| {
-                format!(
-                    "CREATE INDEX {t}_{} ON {t} ({})",
-                    ix.suffix,
-                    ix.columns.join(", ")
-                )
-            })
-            .collect()
-    }
-
-    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
-        match form {
-            // The bundled SQLite has no DELETE ... ORDER BY ... LIMIT, so this is the PostgreSQL
-            // shape of the 2024 statement.
-            DeleteForm::Current => format!(
-                "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
-                 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?)"
-            ),
-            DeleteForm::Old => {
-                format!("DELETE FROM {t} WHERE transactionid >= ? AND transactionid < ?")
-            }
-        }
     }
 
     fn index_hint(&self, _index: &str) -> String {
