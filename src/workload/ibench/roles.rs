@@ -168,7 +168,8 @@ pub struct Querier {
     pub max_pk: i64,
     pub queries: u64,
     pub shared_min: Arc<AtomicI64>,
-    pub ids: Vec<i64>,
+    /// The IN-list, reused from query to query (integers borrow nothing).
+    pub ids: Vec<Param<'static>>,
 }
 
 impl Role for Querier {
@@ -198,10 +199,10 @@ impl Role for Querier {
                 let span = (self.max_pk - lo).max(1) as u64;
                 self.ids.clear();
                 for _ in 0..self.rows_per_query {
-                    self.ids.push(lo + below(&mut self.rng, span) as i64);
+                    self.ids
+                        .push(Param::Int(lo + below(&mut self.rng, span) as i64));
                 }
-                let params: Vec<Param> = self.ids.iter().map(|&i| Param::Int(i)).collect();
-                self.conn.query(self.point_stmt, &params)
+                self.conn.query(self.point_stmt, &self.ids)
             }
         };
         let rows = rows.map_err(|e| op_err(QUERY, e))?;
