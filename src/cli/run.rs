@@ -461,14 +461,6 @@ enum Prepared {
 
 type Opened<'a> = Vec<(&'a Target, Prepared)>;
 
-fn server_kind(t: &Target) -> server::Kind {
-    match t.engine.as_str() {
-        "postgres" => server::Kind::Postgres,
-        "mysql" => server::Kind::MySql,
-        _ => server::Kind::MariaDb,
-    }
-}
-
 fn open_targets<'a>(
     targets: &'a [Target],
     params: &IbenchParams,
@@ -495,18 +487,6 @@ fn open_targets<'a>(
             continue;
         }
         if t.is_server() {
-            let kind = server_kind(t);
-            let layout = server::layout::find(kind, t.path.as_deref(), t.rocksdb())?;
-            let config_text = match (&t.config_text, server::configs::builtin(kind, t.rocksdb(), &t.config)) {
-                (Some(text), _) => text.clone(),
-                (None, Some(text)) => text,
-                (None, None) => {
-                    return bad_input(format!(
-                        "unknown {} config '{}': declare it as [config.{}] in dbperf.toml (the built-in one is 'default')",
-                        t.engine, t.config, t.config
-                    ))
-                }
-            };
             if first.as_ref().is_some_and(|f| *f != StepName::Li0) {
                 return bad_input(format!(
                     "target {} is a server dbperf starts empty, so the steps must begin with l.i0",
@@ -516,20 +496,14 @@ fn open_targets<'a>(
             if user.is_none() {
                 user = Some(server::process::server_user(args.server_user.as_deref())?);
             }
-            create_dir(&twork, "work directory")?;
-            opened.push((
+            let plan = server::Plan::for_target(
                 t,
-                Prepared::Server(server::Plan {
-                    kind,
-                    rocksdb: t.rocksdb(),
-                    layout,
-                    config_name: t.config.clone(),
-                    config_text,
-                    user: user.clone().flatten(),
-                    ready_timeout: std::time::Duration::from_secs(args.server_start_timeout),
-                    interrupt: Some(interrupt_flag()),
-                }),
-            ));
+                user.clone().flatten(),
+                std::time::Duration::from_secs(args.server_start_timeout),
+                Some(interrupt_flag()),
+            )?;
+            create_dir(&twork, "work directory")?;
+            opened.push((t, Prepared::Server(plan)));
             continue;
         }
         create_dir(&twork, "work directory")?;

@@ -101,30 +101,13 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
                 .unwrap_or_default()
         ));
     }
-    let kind = match t.engine.as_str() {
-        "postgres" => server::Kind::Postgres,
-        "mysql" => server::Kind::MySql,
-        _ => server::Kind::MariaDb,
-    };
-    let layout = server::layout::find(kind, t.path.as_deref(), t.rocksdb())?;
-    let config_text = match (
-        &t.config_text,
-        server::configs::builtin(kind, t.rocksdb(), &t.config),
-    ) {
-        (Some(x), _) => x.clone(),
-        (None, Some(x)) => x,
-        (None, None) => return bad_input(format!("unknown {} config '{}'", t.engine, t.config)),
-    };
-    let plan = server::Plan {
-        kind,
-        rocksdb: t.rocksdb(),
-        layout,
-        config_name: t.config.clone(),
-        config_text,
-        user: process::server_user(a.server_user.as_deref())?,
-        ready_timeout: Duration::from_secs(a.server_start_timeout),
-        interrupt: None,
-    };
+    let plan = server::Plan::for_target(
+        &t,
+        process::server_user(a.server_user.as_deref())?,
+        Duration::from_secs(a.server_start_timeout),
+        None,
+    )?;
+    let kind = plan.kind;
     if std::fs::create_dir_all(&dir).is_err() {
         return bad_input(format!("cannot create {}", dir.display()));
     }

@@ -141,6 +141,42 @@ fn run_dir(base: &Path) -> PathBuf {
 }
 
 impl Plan {
+    /// The plan for a managed server target: its binaries and its config text (from dbperf.toml
+    /// or built in), checked before anything starts.
+    pub fn for_target(
+        t: &crate::spec::target::Target,
+        user: Option<User>,
+        ready_timeout: Duration,
+        interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> anyhow::Result<Plan> {
+        let kind = match t.engine.as_str() {
+            "postgres" => Kind::Postgres,
+            "mysql" => Kind::MySql,
+            _ => Kind::MariaDb,
+        };
+        let layout = layout::find(kind, t.path.as_deref(), t.rocksdb())?;
+        let config_text = match (&t.config_text, configs::builtin(kind, t.rocksdb(), &t.config)) {
+            (Some(text), _) => text.clone(),
+            (None, Some(text)) => text,
+            (None, None) => {
+                return crate::error::bad_input(format!(
+                    "unknown {} config '{}': declare it as [config.{}] in dbperf.toml (the built-in one is 'default')",
+                    t.engine, t.config, t.config
+                ))
+            }
+        };
+        Ok(Plan {
+            kind,
+            rocksdb: t.rocksdb(),
+            layout,
+            config_name: t.config.clone(),
+            config_text,
+            user,
+            ready_timeout,
+            interrupt,
+        })
+    }
+
     /// Initialises a fresh data directory under `dir` and starts the server.
     pub fn start(&self, dir: &Path) -> anyhow::Result<Running> {
         let u = self.user.as_ref();
