@@ -141,6 +141,16 @@ pub fn open_embedded(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn
     }
 }
 
+/// Setting names whose values may be credentials; their values never go into results (which
+/// are shared). `wsrep_sst_auth` holds `user:password` for Galera without saying so in its name.
+pub fn is_secret_setting(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("password")
+        || n.contains("passphrase")
+        || n.contains("secret")
+        || n == "wsrep_sst_auth"
+}
+
 /// How to reach a server. Exactly one transport is used and recorded: a client library that
 /// silently switches (the mysql crate prefers the unix socket) must be told not to.
 #[derive(Debug, Clone, PartialEq)]

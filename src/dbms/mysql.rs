@@ -93,20 +93,13 @@ fn map_err(e: ::mysql::Error) -> DbError {
     }
 }
 
-/// Variable names whose values may be credentials. `wsrep_sst_auth` holds `user:password` for
-/// Galera state transfers without saying so in its name.
-fn is_secret(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.contains("password") || n.contains("secret") || n == "wsrep_sst_auth"
-}
-
 /// The config file as dbperf started the server with it, with the value of any secret-looking
 /// option replaced: a `[client]` section may carry a password, and this text goes to results.
 fn redact_config_file(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 1);
     for line in text.lines() {
         let key = line.split('=').next().unwrap_or("").trim();
-        if line.contains('=') && is_secret(key) {
+        if line.contains('=') && super::is_secret_setting(key) {
             out.push_str(&format!("{key} = (not recorded)\n"));
         } else {
             out.push_str(line);
@@ -119,7 +112,7 @@ fn redact_config_file(text: &str) -> String {
 /// `name = value` per line, sorted by name, credentials left out. Values are made single-line
 /// so each variable stays one line of the result file.
 fn format_variables(mut vars: Vec<(String, String)>) -> String {
-    vars.retain(|(k, _)| !is_secret(k));
+    vars.retain(|(k, _)| !super::is_secret_setting(k));
     vars.sort();
     let mut out = String::new();
     for (k, v) in vars {

@@ -382,12 +382,6 @@ impl Postgres {
     }
 }
 
-/// Settings whose values must never be stored (results are shared).
-fn secret(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.contains("password") || n.contains("passphrase") || n.contains("secret")
-}
-
 impl Dbms for Postgres {
     fn engine(&self) -> &'static str {
         "postgres"
@@ -414,7 +408,7 @@ impl Dbms for Postgres {
         out.push_str("\n# effective settings not at their built-in default (pg_settings):\n");
         for r in rows
             .iter()
-            .filter(|r| !secret(r.split(' ').next().unwrap_or("")))
+            .filter(|r| !super::is_secret_setting(r.split(' ').next().unwrap_or("")))
         {
             out.push_str(r);
             out.push('\n');
@@ -565,6 +559,9 @@ mod tests {
         assert!(d
             .ibench_delete("pi1", DeleteForm::Current)
             .contains("ORDER BY transactionid ASC LIMIT $2"));
-        assert!(secret("ssl_passphrase_command") && !secret("shared_buffers"));
+        assert!(
+            crate::dbms::is_secret_setting("ssl_passphrase_command")
+                && !crate::dbms::is_secret_setting("shared_buffers")
+        );
     }
 }
