@@ -10,31 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-fn available(what: &str, path: &str) -> bool {
-    if Path::new(path).exists() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{path} is missing: CI must install {what} (scripts/install-test-deps.sh)"
-    );
-    eprintln!("skipping: {path} is not installed");
-    false
-}
-
-fn postgres() -> bool {
-    available("postgresql", "/usr/lib/postgresql")
-}
-
-fn mariadb(rocksdb: bool) -> bool {
-    available("mariadb-server", "/usr/sbin/mariadbd")
-        && (!rocksdb
-            || available(
-                "mariadb-plugin-rocksdb",
-                "/usr/lib/mysql/plugin/ha_rocksdb.so",
-            ))
-}
-
 /// Processes whose command line mentions `path` (a server's data directory).
 fn processes_using(path: &Path) -> Vec<String> {
     let needle = path.to_string_lossy().to_string();
@@ -133,23 +108,6 @@ fn quick_on_managed_mariadb_myrocks() {
 }
 
 /// Stops an instance started with `dbperf server start`, whatever the test's outcome.
-struct Instance<'a> {
-    target: &'a str,
-    dir: &'a Path,
-}
-
-impl Drop for Instance<'_> {
-    fn drop(&mut self) {
-        let _ = run(&[
-            "server",
-            "stop",
-            self.target,
-            "--dir",
-            self.dir.to_str().unwrap(),
-        ]);
-    }
-}
-
 #[test]
 fn external_server_is_measured_without_being_managed() {
     if !postgres() {

@@ -3,6 +3,8 @@
 //! against `Conn` and `Dialect`; adding an engine means one file here and one line in `open`.
 
 pub mod mysql;
+mod mysql_auth;
+pub mod mysql_wire;
 pub mod postgres;
 pub mod sqlite;
 
@@ -152,7 +154,7 @@ pub fn is_secret_setting(name: &str) -> bool {
 }
 
 /// How to reach a server. Exactly one transport is used and recorded: a client library that
-/// silently switches (the mysql crate prefers the unix socket) must be told not to.
+/// silently switches (the `mysql` crate preferred the unix socket) must be told not to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub transport: Transport,

@@ -1,5 +1,5 @@
-//! MySQL and MariaDB, with InnoDB or MyRocks, through the pure-Rust `mysql` crate (sync, binary
-//! protocol for prepared statements). One file covers both servers: for the Insert Benchmark
+//! MySQL and MariaDB, with InnoDB or MyRocks, through dbperf's own protocol client
+//! (`mysql_wire`: binary protocol for prepared statements). One file covers both servers: for the Insert Benchmark
 //! they speak the same SQL, and what differs is the storage engine, plus a few server variables
 //! the post-load cleanup touches.
 //!
@@ -18,20 +18,15 @@
 //!   running compactions, a memtable flush and an L0 compaction. MariaDB 10.11 lacks several of
 //!   the variables and tables the original uses with Oracle MySQL and FB MyRocks; each missing
 //!   one is skipped or replaced by its nearest equivalent, and the step records which.
-//! * Transport: the crate's `prefer_socket` defaults to true, which after a TCP connect to
-//!   127.0.0.1 silently reconnects over the server's unix socket. It is switched off, so a TCP
-//!   target is measured over TCP; a socket target names the socket explicitly.
+//! * Transport: exactly the one the endpoint names (the `mysql` crate used before silently
+//!   reconnected a TCP connection to 127.0.0.1 over the unix socket unless told not to).
 //! * Lock waits that time out (1205) and deadlocks (1213) are transient. MyRocks reports its
 //!   snapshot conflicts as 1213 too ("... (snapshot conflict)"), checked on MariaDB 10.11.
 
 use std::time::{Duration, Instant};
 
-use ::mysql::prelude::Queryable;
-use ::mysql::{OptsBuilder, Statement, Value};
-
-use super::{
-    Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId, Transport,
-};
+use super::mysql_wire::{Prepared, Wire, WireError};
+use super::{Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -79,18 +74,9 @@ pub fn is_transient(code: u16) -> bool {
     matches!(code, 1205 | 1213)
 }
 
-fn map_err(e: ::mysql::Error) -> DbError {
-    match e {
-        ::mysql::Error::MySqlError(e) => DbError {
-            // Display of the crate's server error: "ERROR <code> (<sqlstate>): <message>".
-            message: e.to_string(),
-            transient: is_transient(e.code),
-        },
-        e => DbError {
-            message: e.to_string(),
-            transient: false,
-        },
-    }
+/// "ERROR <code> (<sqlstate>): <message>" for server errors, as the mysql client prints them.
+fn map_err(e: WireError) -> DbError {
+    e.into_db()
 }
 
 /// The config file as dbperf started the server with it, with the value of any secret-looking
@@ -169,23 +155,9 @@ impl Mysql {
         self.storage
     }
 
-    fn open(&self) -> Result<::mysql::Conn, DbError> {
+    fn open(&self) -> Result<Wire, DbError> {
         let e = &self.endpoint;
-        let opts = OptsBuilder::new()
-            .user(Some(e.user.as_str()))
-            .pass(e.password.as_deref())
-            .db_name(Some(e.database.as_str()))
-            // dbperf holds its statements for the connection's life; a bounded cache would close
-            // the least recently used one on the server behind its back.
-            .stmt_cache_size(0);
-        let opts = match &e.transport {
-            Transport::Tcp { host, port } => opts
-                .ip_or_hostname(Some(host.as_str()))
-                .tcp_port(*port)
-                .prefer_socket(false),
-            Transport::Socket { path } => opts.socket(Some(path.to_string_lossy())),
-        };
-        ::mysql::Conn::new(opts).map_err(|err| {
+        Wire::connect(e).map_err(|err| {
             let mut d = map_err(err);
             d.message = format!(
                 "cannot connect to {} at {}: {}",
@@ -198,68 +170,62 @@ impl Mysql {
     }
 }
 
-/// Runs a text query and returns its first row, or None when there is none. Reads every result
-/// set so an error in a later statement is not lost.
-fn first_row(conn: &mut ::mysql::Conn, sql: &str) -> Result<Option<::mysql::Row>, DbError> {
-    let mut res = conn.query_iter(sql).map_err(map_err)?;
-    let mut first = None;
-    while let Some(set) = res.iter() {
-        for row in set {
-            let row = row.map_err(map_err)?;
-            if first.is_none() {
-                first = Some(row);
-            }
-        }
-    }
-    Ok(first)
+/// A row of a text result: each column as text, None for NULL.
+type TextRow = Vec<Option<String>>;
+
+/// Runs a text query and returns every row of every result set (these are small: settings,
+/// counts, ANALYZE output). Any statement's error is returned.
+fn rows(conn: &mut Wire, sql: &str) -> Result<Vec<TextRow>, DbError> {
+    let mut out = Vec::new();
+    conn.query_text(sql, |cols| {
+        out.push(
+            cols.iter()
+                .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
+                .collect(),
+        )
+    })
+    .map_err(map_err)?;
+    Ok(out)
 }
 
-fn to_text(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::NULL) => String::new(),
-        Some(Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
-        Some(other) => other.as_sql(true).trim_matches('\'').to_string(),
-    }
+/// Runs a text query and returns its first row, or None when there is none.
+fn first_row(conn: &mut Wire, sql: &str) -> Result<Option<TextRow>, DbError> {
+    Ok(rows(conn, sql)?.into_iter().next())
+}
+
+/// Column `i` as text; "" for NULL or a missing column.
+fn to_text(row: Option<&TextRow>, i: usize) -> String {
+    row.and_then(|r| r.get(i).cloned().flatten())
+        .unwrap_or_default()
 }
 
 /// The value of a global variable, or None when this server does not have it.
-fn global_variable(conn: &mut ::mysql::Conn, name: &str) -> Result<Option<String>, DbError> {
+fn global_variable(conn: &mut Wire, name: &str) -> Result<Option<String>, DbError> {
     let row = first_row(
         conn,
         &format!("SHOW GLOBAL VARIABLES WHERE Variable_name = '{name}'"),
     )?;
-    Ok(row.map(|r| to_text(r.as_ref(1))))
+    Ok(row.map(|r| to_text(Some(&r), 1)))
 }
 
-fn exec(conn: &mut ::mysql::Conn, sql: &str, done: &mut Vec<String>) -> Result<(), DbError> {
+fn exec(conn: &mut Wire, sql: &str, done: &mut Vec<String>) -> Result<(), DbError> {
     drain_text(conn, sql)?;
     done.push(sql.to_string());
     Ok(())
 }
 
-fn drain_text(conn: &mut ::mysql::Conn, sql: &str) -> Result<(), DbError> {
-    let mut res = conn.query_iter(sql).map_err(map_err)?;
-    while let Some(set) = res.iter() {
-        for row in set {
-            row.map_err(map_err)?;
-        }
-    }
+fn drain_text(conn: &mut Wire, sql: &str) -> Result<(), DbError> {
+    conn.query_text(sql, |_| {}).map_err(map_err)?;
     Ok(())
 }
 
 /// `ANALYZE TABLE` answers with rows rather than an error when it fails on a table.
-fn analyze(conn: &mut ::mysql::Conn, table: &str, done: &mut Vec<String>) -> Result<(), DbError> {
+fn analyze(conn: &mut Wire, table: &str, done: &mut Vec<String>) -> Result<(), DbError> {
     let sql = format!("ANALYZE TABLE {table}");
-    let mut res = conn.query_iter(&sql).map_err(map_err)?;
-    let mut failure = None;
-    while let Some(set) = res.iter() {
-        for row in set {
-            let row = row.map_err(map_err)?;
-            if to_text(row.as_ref(2)).eq_ignore_ascii_case("error") && failure.is_none() {
-                failure = Some(to_text(row.as_ref(3)));
-            }
-        }
-    }
+    let failure = rows(conn, &sql)?
+        .iter()
+        .find(|r| to_text(Some(r), 2).eq_ignore_ascii_case("error"))
+        .map(|r| to_text(Some(r), 3));
     if let Some(msg) = failure {
         return Err(DbError {
             message: format!("{sql}: {msg}"),
@@ -276,7 +242,7 @@ impl Mysql {
     /// three settings back to exactly what they were.
     fn cleanup_innodb(
         &self,
-        conn: &mut ::mysql::Conn,
+        conn: &mut Wire,
         tables: &[String],
         done: &mut Vec<String>,
     ) -> Result<Vec<String>, DbError> {
@@ -318,7 +284,7 @@ impl Mysql {
     /// L0, all within the wait budget.
     fn cleanup_rocksdb(
         &self,
-        conn: &mut ::mysql::Conn,
+        conn: &mut Wire,
         tables: &[String],
         deadline: Instant,
         done: &mut Vec<String>,
@@ -402,15 +368,15 @@ impl Mysql {
     }
 }
 
-fn conn_i64(conn: &mut ::mysql::Conn, sql: &str) -> Result<Option<i64>, DbError> {
-    let Some(mut row) = first_row(conn, sql)? else {
+fn conn_i64(conn: &mut Wire, sql: &str) -> Result<Option<i64>, DbError> {
+    let Some(row) = first_row(conn, sql)? else {
         return Ok(None);
     };
-    let Some(v) = row.take::<Value, _>(0) else {
+    let Some(Some(v)) = row.into_iter().next() else {
         return Ok(None);
     };
-    ::mysql::from_value_opt::<Option<i64>>(v).map_err(|e| DbError {
-        message: format!("{sql}: the first column is not an integer ({e})"),
+    v.trim().parse::<i64>().map(Some).map_err(|_| DbError {
+        message: format!("{sql}: the first column is '{v}', not an integer"),
         transient: false,
     })
 }
@@ -431,7 +397,7 @@ impl Dbms for Mysql {
     fn version(&self) -> anyhow::Result<String> {
         let mut conn = self.open()?;
         let row = first_row(&mut conn, "SELECT version()")?;
-        Ok(to_text(row.as_ref().and_then(|r| r.as_ref(0))))
+        Ok(to_text(row.as_ref(), 0))
     }
 
     fn config_name(&self) -> &str {
@@ -440,15 +406,10 @@ impl Dbms for Mysql {
 
     fn config_text(&self) -> anyhow::Result<String> {
         let mut conn = self.open()?;
-        let mut vars = Vec::new();
-        let mut res = conn.query_iter("SHOW GLOBAL VARIABLES").map_err(map_err)?;
-        while let Some(set) = res.iter() {
-            for row in set {
-                let row = row.map_err(map_err)?;
-                vars.push((to_text(row.as_ref(0)), to_text(row.as_ref(1))));
-            }
-        }
-        drop(res);
+        let vars = rows(&mut conn, "SHOW GLOBAL VARIABLES")?
+            .iter()
+            .map(|r| (to_text(Some(r), 0), to_text(Some(r), 1)))
+            .collect();
         let mut out = redact_config_file(&self.config_file);
         out.push_str("# effective settings reported by the server (SHOW GLOBAL VARIABLES):\n");
         out.push_str(&format_variables(vars));
@@ -477,95 +438,35 @@ impl Dbms for Mysql {
 }
 
 pub struct MysqlConn {
-    conn: ::mysql::Conn,
-    stmts: Vec<Statement>,
-}
-
-/// The crate takes parameters by value, so each execution builds one `Vec<Value>` and copies its
-/// strings once; no borrowed form exists.
-fn values(params: &[Param]) -> Vec<Value> {
-    params
-        .iter()
-        .map(|p| match *p {
-            Param::Int(v) => Value::Int(v),
-            // A batch's rows share one timestamp: sent as a binary DATETIME it costs no
-            // allocation per row, where bytes would copy it 100 times per statement.
-            Param::DateTime(s) => {
-                datetime(s).unwrap_or_else(|| Value::Bytes(s.as_bytes().to_vec()))
-            }
-            Param::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
-        })
-        .collect()
-}
-
-/// `YYYY-MM-DD HH:MM:SS` as a binary-protocol DATETIME.
-fn datetime(s: &str) -> Option<Value> {
-    let b = s.as_bytes();
-    if b.len() != 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b' '
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
-    Some(Value::Date(
-        n(0..4)? as u16,
-        n(5..7)? as u8,
-        n(8..10)? as u8,
-        n(11..13)? as u8,
-        n(14..16)? as u8,
-        n(17..19)? as u8,
-        0,
-    ))
+    conn: Wire,
+    stmts: Vec<Prepared>,
 }
 
 impl Conn for MysqlConn {
     fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
-        // Not query_drop: it discards the error of a second or later statement.
         drain_text(&mut self.conn, sql)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        let st = self.conn.prep(sql).map_err(map_err)?;
+        let st = self.conn.prepare(sql).map_err(map_err)?;
         self.stmts.push(st);
         Ok(self.stmts.len() - 1)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        let mut res = self
+        let (_, done) = self
             .conn
-            .exec_iter(&self.stmts[stmt], values(params))
+            .execute(&mut self.stmts[stmt], params)
             .map_err(map_err)?;
-        let n = res.affected_rows();
-        while let Some(set) = res.iter() {
-            for row in set {
-                row.map_err(map_err)?;
-            }
-        }
-        Ok(n)
+        Ok(done.affected)
     }
 
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
-        let mut res = self
+        let (rows, _) = self
             .conn
-            .exec_iter(&self.stmts[stmt], values(params))
+            .execute(&mut self.stmts[stmt], params)
             .map_err(map_err)?;
-        let mut n = 0u64;
-        // The crate decodes each row into its own Row; touch every column of it, as a client
-        // using the result would.
-        while let Some(set) = res.iter() {
-            for row in set {
-                let row = row.map_err(map_err)?;
-                for c in 0..row.len() {
-                    std::hint::black_box(row.as_ref(c));
-                }
-                n += 1;
-            }
-        }
-        Ok(n)
+        Ok(rows)
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
@@ -644,19 +545,6 @@ impl Dialect for MysqlDialect {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_travel_as_binary_datetimes() {
-        assert_eq!(
-            datetime("2024-01-02 03:04:05"),
-            Some(Value::Date(2024, 1, 2, 3, 4, 5, 0))
-        );
-        assert_eq!(datetime("2024-01-02"), None);
-        assert!(matches!(
-            values(&[Param::DateTime("x")])[0],
-            Value::Bytes(_)
-        ));
-    }
 
     use crate::workload::ibench::INDEXES;
 

@@ -60,3 +60,47 @@ pub fn net_rows(steps: &[StepFile]) -> i64 {
         })
         .sum()
 }
+
+/// Whether a Debian package the server tests need is installed: skipped locally, a failure in CI.
+pub fn available(what: &str, path: &str) -> bool {
+    if Path::new(path).exists() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{path} is missing: CI must install {what} (scripts/install-test-deps.sh)"
+    );
+    eprintln!("skipping: {path} is not installed");
+    false
+}
+
+pub fn postgres() -> bool {
+    available("postgresql", "/usr/lib/postgresql")
+}
+
+pub fn mariadb(rocksdb: bool) -> bool {
+    available("mariadb-server", "/usr/sbin/mariadbd")
+        && (!rocksdb
+            || available(
+                "mariadb-plugin-rocksdb",
+                "/usr/lib/mysql/plugin/ha_rocksdb.so",
+            ))
+}
+
+/// Stops a `dbperf server start` instance when dropped, also when a test fails.
+pub struct Instance<'a> {
+    pub target: &'a str,
+    pub dir: &'a Path,
+}
+
+impl Drop for Instance<'_> {
+    fn drop(&mut self) {
+        let _ = run(&[
+            "server",
+            "stop",
+            self.target,
+            "--dir",
+            self.dir.to_str().unwrap(),
+        ]);
+    }
+}

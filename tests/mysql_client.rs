@@ -1,0 +1,187 @@
+//! dbperf's own MySQL-protocol client (src/dbms/mysql_wire.rs) against a real MariaDB that
+//! `dbperf server start` runs: both transports, passwords right and wrong, NULLs in binary and
+//! text results, errors from the second of several statements, a lock wait timeout counted as
+//! transient, and a value larger than one 16 MiB protocol packet in both directions.
+
+mod common;
+
+use common::*;
+use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
+use dbperf::dbms::{Conn, Dbms, Endpoint, Param, Transport};
+
+struct Server {
+    port: u16,
+    socket: std::path::PathBuf,
+}
+
+fn endpoint(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Endpoint {
+    Endpoint {
+        transport: if tcp {
+            Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port: s.port,
+            }
+        } else {
+            Transport::Socket {
+                path: s.socket.clone(),
+            }
+        },
+        user: user.into(),
+        password: password.map(str::to_string),
+        database: "ib".into(),
+    }
+}
+
+fn connect(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Box<dyn Conn> {
+    mysql(s, tcp, user, password)
+        .connect()
+        .unwrap_or_else(|e| panic!("connect as {user} (tcp {tcp}): {e:#}"))
+}
+
+fn mysql(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
+    Mysql::new(
+        endpoint(s, tcp, user, password),
+        Flavor::MariaDb,
+        Storage::InnoDb,
+        "default",
+        "",
+    )
+}
+
+#[test]
+fn the_protocol_client_on_real_mariadb() {
+    if !mariadb(false) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ma");
+    let o = run(&["server", "start", "mariadb", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let _instance = Instance {
+        target: "mariadb",
+        dir: &dir,
+    };
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("server.json")).unwrap()).unwrap();
+    let s = Server {
+        port: state["port"].as_u64().unwrap() as u16,
+        socket: state["socket"].as_str().unwrap().into(),
+    };
+
+    let mut root = connect(&s, true, "root", None);
+    root.execute_batch(
+        "CREATE TABLE t (id bigint primary key, c varchar(100), d datetime, n int, \
+         b longblob) engine=innodb; \
+         CREATE USER 'pw'@'%' IDENTIFIED BY 's3cret'; \
+         CREATE USER 'pw'@'localhost' IDENTIFIED BY 's3cret'; \
+         GRANT ALL ON ib.* TO 'pw'@'%'; GRANT ALL ON ib.* TO 'pw'@'localhost'",
+    )
+    .unwrap();
+
+    for tcp in [true, false] {
+        // Passwords: right, then wrong, over both transports.
+        let mut c = connect(&s, tcp, "pw", Some("s3cret"));
+        assert_eq!(c.query_i64("SELECT 41 + 1").unwrap(), Some(42));
+        let err = mysql(&s, tcp, "pw", Some("wrong"))
+            .connect()
+            .err()
+            .expect("a wrong password is refused");
+        let msg = format!("{err:#}");
+        assert!(msg.contains("ERROR 1045 (28000)"), "{msg}");
+        assert!(!msg.contains("wrong"), "the password leaked: {msg}");
+
+        // Prepared statements with every parameter kind, NULLs among the columns read back.
+        c.execute_batch("DELETE FROM t").unwrap();
+        let ins = c
+            .prepare("INSERT INTO t (id, c, d, n) VALUES (?, ?, ?, NULL)")
+            .unwrap();
+        for id in 1..=5 {
+            let text = format!("row {id}");
+            let n = c
+                .execute(
+                    ins,
+                    &[
+                        Param::Int(id),
+                        Param::Text(&text),
+                        Param::DateTime("2024-02-03 04:05:06"),
+                    ],
+                )
+                .unwrap();
+            assert_eq!(n, 1);
+        }
+        // A timestamp that is not in the binary form goes as text and the server parses it.
+        c.execute(
+            ins,
+            &[
+                Param::Int(6),
+                Param::Text("six"),
+                Param::DateTime("2024-02-03"),
+            ],
+        )
+        .unwrap();
+        let sel = c
+            .prepare("SELECT id, c, d, n, b FROM t WHERE id >= ? ORDER BY id")
+            .unwrap();
+        assert_eq!(c.query(sel, &[Param::Int(2)]).unwrap(), 5);
+        assert_eq!(c.query(sel, &[Param::Int(7)]).unwrap(), 0);
+        // The same statement again, after the parameter types were cached.
+        assert_eq!(c.query(sel, &[Param::Int(1)]).unwrap(), 6);
+        assert_eq!(
+            c.query_i64("SELECT count(*) FROM t WHERE d = '2024-02-03 04:05:06' AND n IS NULL")
+                .unwrap(),
+            Some(5)
+        );
+        assert_eq!(c.query_i64("SELECT NULL").unwrap(), None);
+        let up = c.prepare("UPDATE t SET n = ? WHERE id <= ?").unwrap();
+        assert_eq!(c.execute(up, &[Param::Int(9), Param::Int(3)]).unwrap(), 3);
+
+        // The error of the second of two statements is not lost; the connection stays usable.
+        let err = c
+            .execute_batch("SELECT 1; SELECT * FROM no_such_table")
+            .unwrap_err();
+        assert!(err.message.contains("ERROR 1146"), "{}", err.message);
+        assert!(!err.transient);
+        assert_eq!(c.query_i64("SELECT 7").unwrap(), Some(7));
+    }
+
+    // A lock wait timeout is transient: counted and retried by the benchmarks, not fatal.
+    let mut a = connect(&s, true, "root", None);
+    let mut b = connect(&s, false, "root", None);
+    a.execute_batch("BEGIN; UPDATE t SET n = 1 WHERE id = 1")
+        .unwrap();
+    b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
+        .unwrap();
+    let upd = b.prepare("UPDATE t SET n = 2 WHERE id = ?").unwrap();
+    let err = b.execute(upd, &[Param::Int(1)]).unwrap_err();
+    assert!(err.transient, "{}", err.message);
+    assert!(err.message.contains("ERROR 1205"), "{}", err.message);
+    a.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(b.execute(upd, &[Param::Int(1)]).unwrap(), 1);
+
+    // More than one protocol packet (16 MiB - 1) each way.
+    root.execute_batch("SET GLOBAL max_allowed_packet = 64 * 1024 * 1024")
+        .unwrap();
+    let mut big = connect(&s, true, "root", None);
+    let blob = "x".repeat(17 * 1024 * 1024 + 3);
+    let put = big.prepare("UPDATE t SET b = ? WHERE id = ?").unwrap();
+    assert_eq!(
+        big.execute(put, &[Param::Text(&blob), Param::Int(2)])
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        big.query_i64("SELECT length(b) FROM t WHERE id = 2")
+            .unwrap(),
+        Some(blob.len() as i64)
+    );
+    let get = big
+        .prepare("SELECT id, b, n FROM t WHERE id BETWEEN ? AND ? ORDER BY id")
+        .unwrap();
+    assert_eq!(big.query(get, &[Param::Int(1), Param::Int(3)]).unwrap(), 3);
+    // The text protocol reads it too, and the connection is still in step afterwards.
+    big.execute_batch("SELECT b FROM t WHERE id = 2").unwrap();
+    assert_eq!(big.query_i64("SELECT 5").unwrap(), Some(5));
+
+    let v = mysql(&s, false, "root", None).version().unwrap();
+    assert!(v.contains("MariaDB"), "{v}");
+}
