@@ -5,6 +5,8 @@
 pub mod mysql;
 mod mysql_auth;
 pub mod mysql_wire;
+mod net;
+mod pg_wire;
 pub mod postgres;
 pub mod sqlite;
 

@@ -14,11 +14,9 @@
 //! Protocol reference: the MySQL source's "Client/Server Protocol" pages and MariaDB's
 //! "clientserver-protocol" knowledge base; both servers speak the subset used here identically.
 
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
+use std::io;
 
+use super::net::{self, Net};
 use super::{DbError, Endpoint, Param, Transport};
 
 mod cap {
@@ -106,12 +104,7 @@ impl WireError {
 
 impl From<io::Error> for WireError {
     fn from(e: io::Error) -> Self {
-        match e.kind() {
-            io::ErrorKind::UnexpectedEof => {
-                WireError::Io("lost connection to the server (it closed the connection)".into())
-            }
-            _ => WireError::Io(format!("lost connection to the server: {e}")),
-        }
+        WireError::Io(net::lost(&e))
     }
 }
 
@@ -120,20 +113,6 @@ fn protocol(what: &str) -> WireError {
 }
 
 type Result<T> = std::result::Result<T, WireError>;
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn fd(&self) -> RawFd {
-        match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-        }
-    }
-}
 
 /// A prepared statement: its server id and the types of the columns it returns.
 pub struct Prepared {
@@ -150,11 +129,7 @@ pub struct Done {
 }
 
 pub struct Wire {
-    stream: Stream,
-    is_unix: bool,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    net: Net,
     out: Vec<u8>,
     seq: u8,
     caps: u32,
@@ -170,22 +145,12 @@ pub(super) struct Handshake {
 impl Wire {
     /// Connects and authenticates over exactly the transport the endpoint names.
     pub fn connect(e: &Endpoint) -> Result<Wire> {
-        let stream = match &e.transport {
-            Transport::Tcp { host, port } => {
-                let s = TcpStream::connect((host.as_str(), *port))?;
-                // Every command is one write; waiting for Nagle would add 40 ms to some of them.
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
-            Transport::Socket { path } => Stream::Unix(UnixStream::connect(path)?),
+        let net = match &e.transport {
+            Transport::Tcp { host, port } => Net::tcp(host, *port)?,
+            Transport::Socket { path } => Net::unix(path)?,
         };
-        let is_unix = matches!(stream, Stream::Unix(_));
         let mut w = Wire {
-            stream,
-            is_unix,
-            rbuf: vec![0; 64 * 1024],
-            rpos: 0,
-            rend: 0,
+            net,
             out: Vec::with_capacity(16 * 1024),
             seq: 0,
             caps: 0,
@@ -197,12 +162,12 @@ impl Wire {
     }
 
     pub(super) fn is_unix(&self) -> bool {
-        self.is_unix
+        self.net.is_unix()
     }
 
     fn read_handshake(&mut self) -> Result<Handshake> {
         let (s, e) = self.read_packet()?;
-        let p = &self.rbuf[s..e];
+        let p = &self.net.rbuf[s..e];
         if p.first() == Some(&0xFF) {
             return Err(parse_err(p, true));
         }
@@ -288,7 +253,7 @@ impl Wire {
     /// The next packet of the login exchange, as a copy (it is small and rare).
     pub(super) fn read_auth_packet(&mut self) -> Result<Vec<u8>> {
         let (s, e) = self.read_packet()?;
-        Ok(self.rbuf[s..e].to_vec())
+        Ok(self.net.rbuf[s..e].to_vec())
     }
 
     /// Runs SQL text (several statements allowed) and calls `row` for every row of every result,
@@ -304,7 +269,7 @@ impl Wire {
                 Head::Columns(n) => {
                     let status = loop {
                         let (s, e) = self.read_packet()?;
-                        let p = &self.rbuf[s..e];
+                        let p = &self.net.rbuf[s..e];
                         match self.row_or_end(p)? {
                             Some(status) => break status,
                             None => {
@@ -339,7 +304,7 @@ impl Wire {
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
         let (s, e) = self.read_packet()?;
-        let p = &self.rbuf[s..e];
+        let p = &self.net.rbuf[s..e];
         if p.first() == Some(&0xFF) {
             return Err(parse_err(p, true));
         }
@@ -429,7 +394,7 @@ impl Wire {
                 }
                 Head::Columns(_) => loop {
                     let (s, e) = self.read_packet()?;
-                    let p = &self.rbuf[s..e];
+                    let p = &self.net.rbuf[s..e];
                     if let Some(status) = self.row_or_end(p)? {
                         break status;
                     }
@@ -447,7 +412,7 @@ impl Wire {
     /// definitions (read here, keeping each column's type).
     fn read_result_head(&mut self) -> Result<Head> {
         let (s, e) = self.read_packet()?;
-        let p = &self.rbuf[s..e];
+        let p = &self.net.rbuf[s..e];
         match p.first() {
             Some(0x00) => {
                 let (status, done) = parse_ok(p)?;
@@ -462,7 +427,7 @@ impl Wire {
                 self.col_types.clear();
                 for _ in 0..n {
                     let (s, e) = self.read_packet()?;
-                    let t = column_type(&self.rbuf[s..e])?;
+                    let t = column_type(&self.net.rbuf[s..e])?;
                     self.col_types.push(t);
                 }
                 if self.caps & cap::DEPRECATE_EOF == 0 {
@@ -544,74 +509,39 @@ impl Wire {
     }
 
     fn write_out(&mut self) -> Result<()> {
-        let r = match &mut self.stream {
-            Stream::Tcp(s) => s.write_all(&self.out),
-            Stream::Unix(s) => s.write_all(&self.out),
-        };
-        Ok(r?)
+        Ok(self.net.write_all(&self.out)?)
     }
 
     /// Reads one whole packet (joining 16 MiB pieces) into the read buffer; returns its
     /// payload's range there, valid until the next read.
     fn read_packet(&mut self) -> Result<(usize, usize)> {
         // Offsets are kept from `rpos` (the packet's first header), which `fill` may move.
-        self.fill(4)?;
-        let mut len = self.header(self.rpos);
+        self.net.fill(4)?;
+        let mut len = self.header(self.net.rpos);
         let mut total = 0;
         loop {
-            self.fill(4 + total + len)?;
+            self.net.fill(4 + total + len)?;
             total += len;
             if len < MAX_PAYLOAD {
                 break;
             }
             // The next piece's header is cut out so the payload is contiguous.
-            self.fill(4 + total + 4)?;
-            let at = self.rpos + 4 + total;
+            self.net.fill(4 + total + 4)?;
+            let at = self.net.rpos + 4 + total;
             len = self.header(at);
-            self.rbuf.copy_within(at + 4..self.rend, at);
-            self.rend -= 4;
+            self.net.rbuf.copy_within(at + 4..self.net.rend, at);
+            self.net.rend -= 4;
         }
-        let start = self.rpos + 4;
-        self.rpos = start + total;
+        let start = self.net.rpos + 4;
+        self.net.rpos = start + total;
         Ok((start, start + total))
     }
 
     /// The payload length of the packet header at `at`; notes its sequence number.
     fn header(&mut self, at: usize) -> usize {
-        let h = &self.rbuf[at..at + 4];
+        let h = &self.net.rbuf[at..at + 4];
         self.seq = h[3].wrapping_add(1);
         u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize
-    }
-
-    /// Makes at least `n` bytes available from `rpos`, reading as needed.
-    fn fill(&mut self, n: usize) -> Result<()> {
-        while self.rend - self.rpos < n {
-            if self.rpos == self.rend {
-                self.rpos = 0;
-                self.rend = 0;
-            } else if self.rpos + n > self.rbuf.len() {
-                self.rbuf.copy_within(self.rpos..self.rend, 0);
-                self.rend -= self.rpos;
-                self.rpos = 0;
-            }
-            if n > self.rbuf.len() {
-                self.rbuf.resize(n.next_power_of_two(), 0);
-            }
-            if self.is_unix {
-                wait_readable(self.stream.fd())?;
-            }
-            let got = match &mut self.stream {
-                Stream::Tcp(s) => s.read(&mut self.rbuf[self.rend..]),
-                Stream::Unix(s) => s.read(&mut self.rbuf[self.rend..]),
-            };
-            match got {
-                Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into()),
-                Ok(k) => self.rend += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
     }
 }
 
@@ -641,28 +571,6 @@ fn put_lenenc(out: &mut Vec<u8>, v: u64) {
 enum Head {
     Ok(u16, Done),
     Columns(usize),
-}
-
-/// Blocks until the socket has input. On a unix socket a blocking read wakes up whenever the
-/// server reads our request (the write-space wake-up reaches readers too) and sleeps again: a
-/// second context switch per query. poll() is woken only for input, as in libmariadb and libpq.
-fn wait_readable(fd: RawFd) -> Result<()> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
-        if r >= 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e.into());
-        }
-    }
 }
 
 /// Reads the type byte of a column definition (protocol 4.1): six length-encoded strings, the
