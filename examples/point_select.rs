@@ -1,6 +1,6 @@
 //! Point query by primary key, prepared, one connection, closed loop, through dbperf's real client
 //! path: `engine::run_step` with one role whose operation is `SELECT c FROM sbtest1 WHERE id = ?`
-//! on the PostgreSQL (libpq) or MySQL/MariaDB (dbperf's own protocol client) adapter. The engine's per-operation
+//! on dbperf's own PostgreSQL or MySQL/MariaDB protocol client. The engine's per-operation
 //! bookkeeping (two clock reads, two HDR records, the ibench bucket, the per-second slot) is
 //! therefore part of what is measured, as it would be in a dbperf workload.
 //!
