@@ -689,7 +689,7 @@ fn new_run_file(target: &Target, engine: &str, ctx: &TargetRun) -> anyhow::Resul
         preset: ctx.preset.into(),
         parameters: serde_json::to_value(ctx.params)?,
         steps_planned: ctx.params.steps.clone(),
-        host: serde_json::to_value(crate::host::fingerprint(&Default::default()))?,
+        host: serde_json::to_value(crate::host::fingerprint(&Default::default(), &[]))?,
         started_at: now_rfc3339(),
         ended_at: None,
         status: "running".into(),
