@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod machine;
 pub mod show;
 pub mod sysfs;
+pub mod tune;
 pub mod warnings;
 
 use std::fs;
