@@ -12,6 +12,7 @@ pub mod cpufreq;
 pub mod fixture;
 pub mod kernel;
 pub mod machine;
+pub mod monitor;
 pub mod show;
 pub mod sysfs;
 pub mod tune;
