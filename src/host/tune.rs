@@ -181,6 +181,19 @@ struct Plan {
     entries: Vec<Entry>,
 }
 
+/// A file already in the journal keeps its first old value. Writing it again moves it to the
+/// end: the journal is in write order (a file saved only as a side effect of an earlier write
+/// may be written for its own sake later, e.g. no_turbo saved by --governor, written by --boost).
+fn merge(entries: &mut Vec<Entry>, i: usize, setting: &str, new: Option<String>) {
+    if new.is_none() {
+        return;
+    }
+    let mut e = entries.remove(i);
+    e.new = new;
+    e.setting = setting.into();
+    entries.push(e);
+}
+
 impl Plan {
     fn add(
         &mut self,
@@ -198,11 +211,8 @@ impl Plan {
                 raw
             }
         };
-        if let Some(e) = self.entries.iter_mut().find(|e| e.path == path) {
-            if new.is_some() {
-                e.new = new;
-                e.setting = setting.into();
-            }
+        if let Some(i) = self.entries.iter().position(|e| e.path == path) {
+            merge(&mut self.entries, i, setting, new);
             return;
         }
         // Nothing to write, and nothing to save, when the file already holds the value.
@@ -674,30 +684,36 @@ pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Puts back `entries` (last first) where the file no longer holds the old value. A write
-/// that fails is tried once more after the others: limits restored in the wrong order (min above
-/// the current max) succeed on the second pass. Returns the entries that could not be restored,
-/// with the error.
+/// Puts back `entries`, last write first, where a file no longer holds its old value; then a
+/// second pass over all of them, because restoring one file can change another (a governor
+/// resets no_turbo, global boost sets every policy's boost) and because limits restored in an
+/// order the kernel rejects (min above the current max) succeed once the other is back.
+/// Returns the entries that still do not hold their old value, with the last error.
 fn restore(entries: &[Entry]) -> Vec<(Entry, String)> {
-    let mut failed: Vec<Entry> = Vec::new();
-    for e in entries.iter().rev() {
-        if current(e).as_deref() == Some(e.old.as_str()) {
-            continue;
-        }
-        if sysfs::write(&e.path, &e.old).is_err() {
-            failed.push(e.clone());
+    let mut errors: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for _pass in 0..2 {
+        for e in entries.iter().rev() {
+            if current(e).as_deref() == Some(e.old.as_str()) {
+                errors.remove(&e.path);
+                continue;
+            }
+            match sysfs::write(&e.path, &e.old) {
+                Ok(()) => {
+                    errors.remove(&e.path);
+                }
+                Err(err) => {
+                    errors.insert(e.path.clone(), err.to_string());
+                }
+            }
         }
     }
-    let mut still = Vec::new();
-    for e in failed {
-        if current(&e).as_deref() == Some(e.old.as_str()) {
-            continue;
-        }
-        if let Err(err) = sysfs::write(&e.path, &e.old) {
-            still.push((e, err.to_string()));
-        }
-    }
-    still
+    entries
+        .iter()
+        .filter_map(|e| {
+            let err = errors.get(&e.path)?;
+            (current(e).as_deref() != Some(e.old.as_str())).then(|| (e.clone(), err.clone()))
+        })
+        .collect()
 }
 
 /// Groups changes for the report: "set policy0-3 scaling_governor: schedutil -> performance".
@@ -797,12 +813,8 @@ pub fn tune(
     // A second tune adds to the first: a file already saved keeps its original old value, so
     // undo still returns to the state before the first tune.
     for e in &planned {
-        match state.entries.iter_mut().find(|x| x.path == e.path) {
-            Some(x) => {
-                if e.new.is_some() {
-                    x.new = e.new.clone();
-                }
-            }
+        match state.entries.iter().position(|x| x.path == e.path) {
+            Some(i) => merge(&mut state.entries, i, &e.setting, e.new.clone()),
             None => state.entries.push(e.clone()),
         }
     }
