@@ -156,35 +156,4 @@ pub fn own_peak_rss_kb(roots: &Roots) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_a_fixture_tree() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path();
-        fs::create_dir_all(p.join("proc/sys/kernel")).unwrap();
-        fs::create_dir_all(p.join("etc")).unwrap();
-        fs::write(p.join("proc/cpuinfo"), "processor\t: 0\nmodel name\t: Test CPU 9000\n\nprocessor\t: 1\nmodel name\t: Test CPU 9000\n").unwrap();
-        fs::write(p.join("proc/meminfo"), "MemTotal:       24576000 kB\n").unwrap();
-        fs::write(p.join("proc/sys/kernel/hostname"), "box\n").unwrap();
-        fs::write(p.join("proc/sys/kernel/osrelease"), "6.1.0-test\n").unwrap();
-        fs::write(
-            p.join("etc/os-release"),
-            "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
-        )
-        .unwrap();
-        let f = fingerprint(&Roots::under(p), &[]);
-        assert_eq!(f.cpu_model, "Test CPU 9000");
-        assert_eq!((f.cpus_online, f.memory_kb), (2, 24_576_000));
-        assert_eq!(
-            (f.hostname.as_str(), f.kernel.as_str()),
-            ("box", "6.1.0-test")
-        );
-        assert_eq!(f.os, "Debian GNU/Linux 12 (bookworm)");
-        // Nothing else exists in this tree: everything reads as absent, nothing fails.
-        assert_eq!(f.cpufreq.mode, "none");
-        assert_eq!(f.smt.control, None);
-        assert!(!f.aer.available);
-    }
-}
+mod tests;
