@@ -212,7 +212,11 @@ pub fn render(f: &Fingerprint) -> String {
                 format!(
                     "intel_pstate: status {}, no_turbo {}, perf pct {}-{}, turbo_pct {}, hwp_dynamic_boost {}",
                     opt(&i.status),
-                    onoff(i.no_turbo).replace("on", "1").replace("off", "0"),
+                    match i.no_turbo {
+                        Some(true) => "1",
+                        Some(false) => "0",
+                        None => "-",
+                    },
                     opt(&i.min_perf_pct),
                     opt(&i.max_perf_pct),
                     opt(&i.turbo_pct),

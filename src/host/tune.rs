@@ -174,8 +174,7 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Builds the journal in write order; a file already in it keeps its first position and old
-/// value.
+/// Builds the journal in write order (see `merge`).
 #[derive(Default)]
 struct Plan {
     entries: Vec<Entry>,
@@ -212,6 +211,10 @@ impl Plan {
             }
         };
         if let Some(i) = self.entries.iter().position(|e| e.path == path) {
+            // Saved as a side effect and already holding the value asked for: nothing to write.
+            if self.entries[i].new.is_none() && new.as_ref() == Some(&old) {
+                return;
+            }
             merge(&mut self.entries, i, setting, new);
             return;
         }
