@@ -88,9 +88,9 @@ pub struct PolicyFrequency {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Calibration {
-    /// Iterations of the fixed loop (chosen once per process to last about 25 ms).
+    /// Iterations of the fixed loop (chosen once per process to last about 15 ms).
     pub iterations: u64,
-    /// Fastest of three passes before the first step and after the last, ms.
+    /// Fastest of five passes before the first step and after the last, ms.
     pub before_ms: f64,
     pub after_ms: f64,
     /// (after - before) / before, %: positive means the CPU got slower.
@@ -119,15 +119,16 @@ fn iterations() -> u64 {
         let t = Instant::now();
         spin(probe);
         let ns = t.elapsed().as_nanos().max(1) as f64;
-        let n = (25_000_000.0 / ns * probe as f64) as u64;
+        let n = (15_000_000.0 / ns * probe as f64) as u64;
         n.clamp(1 << 16, 1 << 34)
     })
 }
 
-/// Fastest of three passes, ms: the fastest is the one least disturbed by other work.
+/// Fastest of five passes, ms: the fastest is the one least disturbed by other work, and five
+/// short passes (about 75 ms in all) give more chances for an undisturbed one than one long.
 pub fn calibration_ms() -> f64 {
     let n = iterations();
-    (0..3)
+    (0..5)
         .map(|_| {
             let t = Instant::now();
             spin(n);
