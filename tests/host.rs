@@ -618,3 +618,47 @@ fn tuning_the_real_sys_needs_root() {
         "nothing to undo",
     );
 }
+
+#[test]
+fn every_run_stores_the_host_and_what_happened_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "run",
+        "--steps",
+        "l.i0,l.i1",
+        "--rows-l-i0",
+        "20k",
+        "--rows-l-i1",
+        "5k",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("host: ") && err.contains("calibration loop"),
+        "{err}"
+    );
+    let (run_file, _) = read_all(&target_dir(&out, "sqlite.wal-normal"));
+    let h = &run_file.host;
+    // The same object `host show --json` prints, for the run's data directory.
+    assert!(h["cpufreq"]["mode"].is_string(), "{h}");
+    assert!(h["warnings"].is_array());
+    assert!(h["storage"][0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("work/sqlite.wal-normal"));
+    let d = &h["during_run"];
+    assert!(d["calibration"]["before_ms"].as_f64().unwrap() > 0.0, "{d}");
+    assert!(d["changed"].is_array());
+    match d["frequency"]["sampled"].as_bool().unwrap() {
+        // With cpufreq every step that ran has an entry, even one too short to sample.
+        true => assert_eq!(d["frequency"]["steps"].as_array().unwrap().len(), 2, "{d}"),
+        false => assert!(d["frequency"]["note"].is_string()),
+    }
+    // Run-level warnings are sentences; each also went to stderr.
+    for w in &run_file.warnings {
+        assert!(err.contains(&format!("host warning: {w}")), "{w}");
+    }
+}
