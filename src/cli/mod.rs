@@ -1,6 +1,7 @@
 //! Command line: parsing, exit codes, and what a person sees. Exit 0 = success, 1 = a benchmark
 //! or DBMS failure (finished steps are kept), 2 = bad input, 130 = interrupted by Ctrl-C.
 
+mod host;
 mod progress;
 mod record;
 mod run;
@@ -37,6 +38,9 @@ pub enum Command {
     /// Start or stop a private server instance to look at by hand.
     #[command(subcommand)]
     Server(server::ServerCommand),
+    /// Show, tune and exactly undo the host settings that make results vary.
+    #[command(subcommand)]
+    Host(host::HostCommand),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -56,6 +60,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Server(cmd) => server::run(cmd),
+        Command::Host(cmd) => host::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -15,6 +15,7 @@ use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::dbms::{self, Dbms, DeleteForm};
 use crate::engine;
 use crate::error::{bad_input, is_bad_input, BadInput};
+use crate::host::monitor::Monitor;
 use crate::results::{
     self, series::SeriesWriter, RunFile, ServerRecord, StepFile, TargetInfo, Tool, SCHEMA,
 };
@@ -378,6 +379,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             show,
             interrupt: &interrupt,
             count_rows: args.count_rows,
+            work: &work,
         };
         let r = match prepared {
             Prepared::Open(dbms, ib) => {
@@ -666,9 +668,17 @@ struct TargetRun<'a> {
     show: bool,
     interrupt: &'a Arc<AtomicBool>,
     count_rows: bool,
+    /// Databases live in `<work>/<target>`: the data directory whose devices the host record
+    /// describes.
+    work: &'a Path,
 }
 
-fn new_run_file(target: &Target, engine: &str, ctx: &TargetRun) -> anyhow::Result<RunFile> {
+fn new_run_file(
+    target: &Target,
+    engine: &str,
+    ctx: &TargetRun,
+    host: serde_json::Value,
+) -> anyhow::Result<RunFile> {
     Ok(RunFile {
         schema: SCHEMA,
         tool: Tool {
@@ -689,13 +699,14 @@ fn new_run_file(target: &Target, engine: &str, ctx: &TargetRun) -> anyhow::Resul
         preset: ctx.preset.into(),
         parameters: serde_json::to_value(ctx.params)?,
         steps_planned: ctx.params.steps.clone(),
-        host: serde_json::to_value(crate::host::fingerprint(&Default::default()))?,
+        host,
         started_at: now_rfc3339(),
         ended_at: None,
         status: "running".into(),
         failed_step: None,
         error: None,
         client_peak_rss_kb: None,
+        warnings: Vec::new(),
     })
 }
 
@@ -708,7 +719,8 @@ fn record_start_failure(
 ) -> anyhow::Result<()> {
     let tdir = ctx.out.join(&t.name);
     create_dir(&tdir, "result directory")?;
-    let mut run = new_run_file(t, plan.kind.name(), ctx)?;
+    let host = crate::host::fingerprint(&Default::default(), &[ctx.work.join(&t.name)]);
+    let mut run = new_run_file(t, plan.kind.name(), ctx, serde_json::to_value(host)?)?;
     run.target.config_text = plan.config_text.clone();
     run.status = "failed".into();
     run.error = Some(format!("server did not start: {error}"));
@@ -744,7 +756,10 @@ fn run_target(
     let tdir = out.join(&target.name);
     let steps_dir = tdir.join("steps");
     create_dir(&steps_dir, "result directory")?;
-    let mut run = new_run_file(target, dbms.engine(), ctx)?;
+    let mut monitor = Monitor::start(Default::default(), vec![ctx.work.join(&target.name)]);
+    eprintln!("{:>7} host: {}", "", monitor.summary());
+    let host = serde_json::to_value(monitor.fingerprint())?;
+    let mut run = new_run_file(target, dbms.engine(), ctx, host)?;
     run.target.version = dbms.version()?;
     run.target.config_name = dbms.config_name().into();
     run.target.config_text = dbms.config_text()?;
@@ -823,7 +838,16 @@ fn run_target(
             .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
         let mut progress = StepProgress::new(&def, series, show);
         let plan = ib.plan(&def, step_index);
-        let m = engine::run_step(plan, &mut progress, interrupt);
+        monitor.step_begins(&def.name.to_string());
+        let m = engine::run_step(
+            plan,
+            &mut Sampling {
+                progress: &mut progress,
+                monitor: &mut monitor,
+            },
+            interrupt,
+        );
+        monitor.step_ends();
         progress.finish()?;
         let outcome = ib.outcome(&def, &m, &prepared);
         let mut step_status = if m.failure.is_some() {
@@ -909,11 +933,42 @@ fn run_target(
         });
         run.target.server = Some(r);
     }
+    let (host_record, host_warnings) = monitor.finish();
+    if let Some(c) = &host_record.calibration {
+        eprintln!(
+            "{:>7} host: calibration loop {:.1} ms before the run, {:.1} ms after ({:+.1}%)",
+            "", c.before_ms, c.after_ms, c.drift_pct
+        );
+    }
+    for w in &host_warnings {
+        eprintln!("{:>7} host warning: {w}", "");
+    }
+    if let Some(h) = run.host.as_object_mut() {
+        h.insert("during_run".into(), serde_json::to_value(&host_record)?);
+    }
+    run.warnings = host_warnings;
     run.status = status.into();
     run.ended_at = Some(now_rfc3339());
     run.client_peak_rss_kb = crate::host::own_peak_rss_kb(&Default::default());
     write_run(&run)?;
     Ok((steps, status))
+}
+
+/// Feeds the progress view and samples the host's CPU frequency on the engine's once-a-second
+/// tick, so sampling costs no thread of its own and happens only while a step is measured.
+struct Sampling<'a> {
+    progress: &'a mut StepProgress,
+    monitor: &'a mut Monitor,
+}
+
+impl engine::Observer for Sampling<'_> {
+    fn on_second(&mut self, row: &engine::SecondRow) {
+        self.progress.on_second(row);
+        // The last, partial row is reported after the load has stopped.
+        if row.interval_s >= 0.999 {
+            self.monitor.second();
+        }
+    }
 }
 
 fn finish_step(steps_dir: &Path, sf: &StepFile) -> anyhow::Result<()> {

@@ -1,10 +1,29 @@
-//! The host fingerprint stored with every run. Paths are read under an injectable root so tests
-//! (and the host-readiness work to come) can point at fixture trees.
+//! Host readiness: what the host is doing (`Fingerprint`, stored with every run and printed by
+//! `dbperf host show`), what of it spoils comparisons (`warnings`), setting it right and putting
+//! it back exactly (`tune`), and watching it during a run (`monitor`). Documented in docs/host.md.
+//!
+//! Every sysfs and procfs path is read under `Roots`, so tests point them at fixture trees
+//! built from the kernel documentation (`fixture`).
+
+pub mod aer;
+pub mod block;
+pub mod cpufreq;
+#[doc(hidden)]
+pub mod fixture;
+pub mod kernel;
+pub mod machine;
+pub mod monitor;
+pub mod show;
+pub mod sysfs;
+pub mod tune;
+pub mod warnings;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+pub use warnings::Warning;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Fingerprint {
@@ -14,9 +33,32 @@ pub struct Fingerprint {
     pub cpu_model: String,
     pub cpus_online: usize,
     pub memory_kb: u64,
+    /// Physical cores (distinct physical id + core id in /proc/cpuinfo); 0 when not listed.
+    pub cores: usize,
+    pub kernel_cmdline: String,
+    pub cpufreq: cpufreq::CpuFreq,
+    pub smt: kernel::Smt,
+    pub thp: kernel::Thp,
+    pub sysctl: kernel::Sysctl,
+    /// One entry per data directory looked at.
+    pub storage: Vec<block::DataDir>,
+    pub bios: machine::Bios,
+    pub aer: aer::Aer,
+    pub virtualization: machine::Virtualization,
+    /// Power-management daemons running (tuned, power-profiles-daemon, tlp, auto-cpufreq,
+    /// thermald, irqbalance, …).
+    pub pm_daemons: Vec<String>,
+    /// false on battery; null without a mains power supply entry.
+    pub ac_power: Option<bool>,
+    /// What in this state spoils comparisons, with why and how to fix it.
+    pub warnings: Vec<Warning>,
 }
 
+#[derive(Debug, Clone)]
 pub struct Roots {
+    /// Where `/sys` is (`--sysfs-root`).
+    pub sys: PathBuf,
+    /// Where `/proc` is (`--procfs-root`).
     pub proc: PathBuf,
     pub etc: PathBuf,
 }
@@ -24,8 +66,20 @@ pub struct Roots {
 impl Default for Roots {
     fn default() -> Self {
         Roots {
+            sys: "/sys".into(),
             proc: "/proc".into(),
             etc: "/etc".into(),
+        }
+    }
+}
+
+impl Roots {
+    /// Roots for a fixture tree holding `sys/` and `proc/`.
+    pub fn under(dir: &Path) -> Roots {
+        Roots {
+            sys: dir.join("sys"),
+            proc: dir.join("proc"),
+            etc: dir.join("etc"),
         }
     }
 }
@@ -34,19 +88,10 @@ fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap_or_default()
 }
 
-pub fn fingerprint(roots: &Roots) -> Fingerprint {
-    let cpuinfo = read(&roots.proc.join("cpuinfo"));
-    let cpu_model = cpuinfo
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let cpus_online = cpuinfo
-        .lines()
-        .filter(|l| l.starts_with("processor"))
-        .count();
+/// Reads the host's state. `data_dirs` are the directories whose block devices are looked at
+/// (a run's work directory; `host show --path`).
+pub fn fingerprint(roots: &Roots, data_dirs: &[PathBuf]) -> Fingerprint {
+    let info = machine::cpuinfo(roots);
     let memory_kb = read(&roots.proc.join("meminfo"))
         .lines()
         .find_map(|l| l.strip_prefix("MemTotal:"))
@@ -57,7 +102,17 @@ pub fn fingerprint(roots: &Roots) -> Fingerprint {
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
         .map(|v| v.trim_matches('"').to_string())
         .unwrap_or_else(|| "unknown".into());
-    Fingerprint {
+    let storage: Vec<block::DataDir> = data_dirs
+        .iter()
+        .map(|d| block::data_dir(roots, d))
+        .collect();
+    let disks: Vec<PathBuf> = storage
+        .iter()
+        .flat_map(|d| d.devices.iter().map(|b| b.sys_dir.clone()))
+        .collect();
+    let bios = machine::bios(roots);
+    let virtualization = machine::virtualization(roots, &info, &bios);
+    let mut f = Fingerprint {
         hostname: read(&roots.proc.join("sys/kernel/hostname"))
             .trim()
             .to_string(),
@@ -65,10 +120,25 @@ pub fn fingerprint(roots: &Roots) -> Fingerprint {
         kernel: read(&roots.proc.join("sys/kernel/osrelease"))
             .trim()
             .to_string(),
-        cpu_model,
-        cpus_online,
+        cpu_model: info.model.clone(),
+        cpus_online: info.processors,
         memory_kb,
-    }
+        cores: info.cores,
+        kernel_cmdline: kernel::cmdline(roots),
+        cpufreq: cpufreq::read_cpufreq(roots),
+        smt: kernel::read_smt(roots),
+        thp: kernel::read_thp(roots),
+        sysctl: kernel::read_sysctl(roots),
+        storage,
+        bios,
+        aer: aer::read_aer(roots, &disks),
+        virtualization,
+        pm_daemons: machine::pm_daemons(roots),
+        ac_power: machine::ac_power(roots),
+        warnings: Vec::new(),
+    };
+    f.warnings = warnings::check(&f);
+    f
 }
 
 /// Resets this process's peak resident set (VmHWM) to its current RSS, so each target of a run
@@ -86,34 +156,4 @@ pub fn own_peak_rss_kb(roots: &Roots) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_a_fixture_tree() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path();
-        fs::create_dir_all(p.join("proc/sys/kernel")).unwrap();
-        fs::create_dir_all(p.join("etc")).unwrap();
-        fs::write(p.join("proc/cpuinfo"), "processor\t: 0\nmodel name\t: Test CPU 9000\n\nprocessor\t: 1\nmodel name\t: Test CPU 9000\n").unwrap();
-        fs::write(p.join("proc/meminfo"), "MemTotal:       24576000 kB\n").unwrap();
-        fs::write(p.join("proc/sys/kernel/hostname"), "box\n").unwrap();
-        fs::write(p.join("proc/sys/kernel/osrelease"), "6.1.0-test\n").unwrap();
-        fs::write(
-            p.join("etc/os-release"),
-            "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n",
-        )
-        .unwrap();
-        let f = fingerprint(&Roots {
-            proc: p.join("proc"),
-            etc: p.join("etc"),
-        });
-        assert_eq!(f.cpu_model, "Test CPU 9000");
-        assert_eq!((f.cpus_online, f.memory_kb), (2, 24_576_000));
-        assert_eq!(
-            (f.hostname.as_str(), f.kernel.as_str()),
-            ("box", "6.1.0-test")
-        );
-        assert_eq!(f.os, "Debian GNU/Linux 12 (bookworm)");
-    }
-}
+mod tests;

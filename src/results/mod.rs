@@ -75,6 +75,10 @@ pub struct RunFile {
     pub error: Option<String>,
     /// Peak resident memory of the dbperf process (VmHWM), KiB.
     pub client_peak_rss_kb: Option<u64>,
+    /// Conditions found during the run that change what the numbers mean (the host's state
+    /// changed, the CPU clock sagged, PCIe errors rose). Absent in older files, read as empty.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
