@@ -176,6 +176,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub count_rows: bool,
 
+    /// Skip the CPU calibration loop timed before and after each target (about 0.15 s of CPU
+    /// per target); the run then records no CPU-speed drift (docs/host.md).
+    #[arg(long)]
+    pub no_calibration: bool,
+
     /// Seconds a managed server may take to start answering.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub server_start_timeout: u64,
@@ -379,6 +384,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             show,
             interrupt: &interrupt,
             count_rows: args.count_rows,
+            calibrate: !args.no_calibration,
             work: &work,
         };
         let r = match prepared {
@@ -668,6 +674,7 @@ struct TargetRun<'a> {
     show: bool,
     interrupt: &'a Arc<AtomicBool>,
     count_rows: bool,
+    calibrate: bool,
     /// Databases live in `<work>/<target>`: the data directory whose devices the host record
     /// describes.
     work: &'a Path,
@@ -756,7 +763,11 @@ fn run_target(
     let tdir = out.join(&target.name);
     let steps_dir = tdir.join("steps");
     create_dir(&steps_dir, "result directory")?;
-    let mut monitor = Monitor::start(Default::default(), vec![ctx.work.join(&target.name)]);
+    let mut monitor = Monitor::start(
+        Default::default(),
+        vec![ctx.work.join(&target.name)],
+        ctx.calibrate,
+    );
     eprintln!("{:>7} host: {}", "", monitor.summary());
     let host = serde_json::to_value(monitor.fingerprint())?;
     let mut run = new_run_file(target, dbms.engine(), ctx, host)?;

@@ -339,14 +339,19 @@ fn aer_totals(f: &Fingerprint) -> AerTotals {
 }
 
 impl Monitor {
-    /// Takes the fingerprint and the "before" counters, and runs the calibration loop.
-    pub fn start(roots: Roots, data_dirs: Vec<PathBuf>) -> Monitor {
+    /// Takes the fingerprint and the "before" counters, and runs the calibration loop unless
+    /// `calibrate` is false (then no drift is recorded).
+    pub fn start(roots: Roots, data_dirs: Vec<PathBuf>, calibrate: bool) -> Monitor {
         let start = fingerprint(&roots, &data_dirs);
         let freq = FreqSampler::new(&roots, &start);
         Monitor {
             cpu_start: machine::cpu_times(&roots),
             swap_start: kernel::swap_pages(&roots),
-            calibration_before: calibration_ms(),
+            calibration_before: if calibrate {
+                calibration_ms()
+            } else {
+                f64::NAN
+            },
             freq,
             start,
             roots,
@@ -384,7 +389,11 @@ impl Monitor {
 
     /// The record for run.json (`host.during_run`) and the warnings, one sentence each.
     pub fn finish(self) -> (RunRecord, Vec<String>) {
-        let after_ms = calibration_ms();
+        let after_ms = if self.calibration_before.is_finite() {
+            calibration_ms()
+        } else {
+            f64::NAN
+        };
         let end = fingerprint(&self.roots, &self.data_dirs);
         let changed = diff(&self.start, &end);
         let mut warnings = Vec::new();

@@ -818,7 +818,7 @@ fn cur(r: &Roots, khz: u64) {
 fn monitor_samples_busy_cpus_and_flags_a_sag() {
     let (_d, r) = fixture("acpi-boost-off");
     tick(&r, true, 0);
-    let mut m = monitor::Monitor::start(r.clone(), vec![]);
+    let mut m = monitor::Monitor::start(r.clone(), vec![], true);
     // A step at full clock, then one at 60% of the 3701 MHz maximum.
     m.step_begins("l.i0");
     for i in 1..=5 {
@@ -862,7 +862,7 @@ fn monitor_samples_busy_cpus_and_flags_a_sag() {
 #[test]
 fn monitor_reports_state_changes_and_rising_pcie_errors() {
     let (_d, r) = fixture("amd-pstate-passive");
-    let m = monitor::Monitor::start(r.clone(), vec![PathBuf::from("/")]);
+    let m = monitor::Monitor::start(r.clone(), vec![PathBuf::from("/")], true);
     fs::write(
         r.sys
             .join("devices/system/cpu/cpufreq/policy1/scaling_governor"),
@@ -913,7 +913,7 @@ fn monitor_reports_state_changes_and_rising_pcie_errors() {
 #[test]
 fn monitor_on_a_vm_without_cpufreq_just_says_so() {
     let (_d, r) = fixture("vm-no-cpufreq");
-    let mut m = monitor::Monitor::start(r.clone(), vec![PathBuf::from("/")]);
+    let mut m = monitor::Monitor::start(r.clone(), vec![PathBuf::from("/")], true);
     m.step_begins("l.i0");
     m.second();
     m.step_ends();
