@@ -7,6 +7,7 @@ mod record;
 mod run;
 mod server;
 mod summary;
+mod sysbench;
 
 use clap::{Parser, Subcommand};
 

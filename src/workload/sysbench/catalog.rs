@@ -291,70 +291,100 @@ pub const CATALOG: &[Microbenchmark] = &[
         "oltp_inlist_select --random-points=R --skip-trx",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT c FROM {t} WHERE id IN ({list})", Key)])],
+        &[once(&[read_list(
+            "SELECT c FROM {t} WHERE id IN ({list})",
+            Key,
+        )])],
     ),
     auto(
         "hot-points",
         "oltp_inlist_select --random-points=R --hot-points --skip-trx",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT c FROM {t} WHERE id IN ({list})", Hot)])],
+        &[once(&[read_list(
+            "SELECT c FROM {t} WHERE id IN ({list})",
+            Hot,
+        )])],
     ),
     auto(
         "points-covered-pk",
         "oltp_points_covered --random-points=R --skip-trx",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT id FROM {t} WHERE id IN ({list})", Key)])],
+        &[once(&[read_list(
+            "SELECT id FROM {t} WHERE id IN ({list})",
+            Key,
+        )])],
     ),
     auto(
         "points-notcovered-pk",
         "oltp_points_covered --random-points=R --skip-trx --covered=false",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT id, c FROM {t} WHERE id IN ({list})", Key)])],
+        &[once(&[read_list(
+            "SELECT id, c FROM {t} WHERE id IN ({list})",
+            Key,
+        )])],
     ),
     auto(
         "points-covered-si",
         "oltp_points_covered --random-points=R --skip-trx --on-id=false",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT k FROM {t} WHERE k IN ({list})", Key)])],
+        &[once(&[read_list(
+            "SELECT k FROM {t} WHERE k IN ({list})",
+            Key,
+        )])],
     ),
     auto(
         "points-notcovered-si",
         "oltp_points_covered --random-points=R --skip-trx --on-id=false --covered=false",
         Group::Point,
         RangeUse::InList,
-        &[once(&[read_list("SELECT k, c FROM {t} WHERE k IN ({list})", Key)])],
+        &[once(&[read_list(
+            "SELECT k, c FROM {t} WHERE k IN ({list})",
+            Key,
+        )])],
     ),
     auto(
         "range-covered-pk",
         "oltp_range_covered --random-points=R --skip-trx",
         Group::Range,
         RangeUse::Between,
-        &[once(&[read("SELECT id FROM {t} WHERE id BETWEEN ? AND ?", &[Key, KeyPlusRange])])],
+        &[once(&[read(
+            "SELECT id FROM {t} WHERE id BETWEEN ? AND ?",
+            &[Key, KeyPlusRange],
+        )])],
     ),
     auto(
         "range-notcovered-pk",
         "oltp_range_covered --random-points=R --skip-trx --covered=false",
         Group::Range,
         RangeUse::Between,
-        &[once(&[read("SELECT id, c FROM {t} WHERE id BETWEEN ? AND ?", &[Key, KeyPlusRange])])],
+        &[once(&[read(
+            "SELECT id, c FROM {t} WHERE id BETWEEN ? AND ?",
+            &[Key, KeyPlusRange],
+        )])],
     ),
     auto(
         "range-covered-si",
         "oltp_range_covered --random-points=R --skip-trx --on-id=false",
         Group::Range,
         RangeUse::Between,
-        &[once(&[read("SELECT k FROM {t} WHERE k BETWEEN ? AND ?", &[Key, KeyPlusRange])])],
+        &[once(&[read(
+            "SELECT k FROM {t} WHERE k BETWEEN ? AND ?",
+            &[Key, KeyPlusRange],
+        )])],
     ),
     auto(
         "range-notcovered-si",
         "oltp_range_covered --random-points=R --skip-trx --on-id=false --covered=false",
         Group::Range,
         RangeUse::Between,
-        &[once(&[read("SELECT k, c FROM {t} WHERE k BETWEEN ? AND ?", &[Key, KeyPlusRange])])],
+        &[once(&[read(
+            "SELECT k, c FROM {t} WHERE k BETWEEN ? AND ?",
+            &[Key, KeyPlusRange],
+        )])],
     ),
     trx(
         "read-only",
@@ -491,7 +521,11 @@ pub const CATALOG: &[Microbenchmark] = &[
         "write-only",
         "oltp_write_only",
         Group::Write,
-        &[once(&[INDEX_UPDATE]), once(&[NON_INDEX_UPDATE]), DELETE_INSERT],
+        &[
+            once(&[INDEX_UPDATE]),
+            once(&[NON_INDEX_UPDATE]),
+            DELETE_INSERT,
+        ],
     ),
     trx(
         "read-write",

@@ -187,7 +187,10 @@ mod tests {
             seen[g.next(&mut r) as usize] += 1;
         }
         assert_eq!(seen[0], 0);
-        assert!(seen[1..].iter().all(|&c| (800..1200).contains(&c)), "{seen:?}");
+        assert!(
+            seen[1..].iter().all(|&c| (800..1200).contains(&c)),
+            "{seen:?}"
+        );
     }
 
     #[test]

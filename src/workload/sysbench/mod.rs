@@ -164,7 +164,9 @@ pub fn select(
             ));
         };
         let Some(range) = range else {
-            return bad_input(format!("'{sel}' matches no microbenchmark of the run order"));
+            return bad_input(format!(
+                "'{sel}' matches no microbenchmark of the run order"
+            ));
         };
         let r: u64 = match range.parse() {
             Ok(r) if r > 0 => r,
@@ -267,7 +269,10 @@ impl SysbenchParams {
     /// The "postwrite" budget and how it was chosen (spec §5.6).
     pub fn postwrite_budget(&self) -> (u64, String) {
         match self.postwrite_seconds {
-            Some(s) => (s, format!("{s} s (preset {} or --postwrite-seconds)", self.preset)),
+            Some(s) => (
+                s,
+                format!("{s} s (preset {} or --postwrite-seconds)", self.preset),
+            ),
             None => {
                 let total = self.tables * self.rows;
                 let s = (60 + total / 1_000_000).min(1200);
@@ -339,8 +344,10 @@ impl Sysbench {
                 lifetime: Lifetime::Primary,
                 permits_to: None,
                 make: Box::new(move || {
-                    Ok(Box::new(Loader::new(dbms, tables, rows, batch, keys, rng(seed))?)
-                        as Box<dyn Role>)
+                    Ok(
+                        Box::new(Loader::new(dbms, tables, rows, batch, keys, rng(seed))?)
+                            as Box<dyn Role>,
+                    )
                 }),
             }],
             target_rows_per_s: None,
@@ -566,7 +573,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             l,
-            ["read-only_range=100", "point-query_range=100", "insert_range=100"]
+            [
+                "read-only_range=100",
+                "point-query_range=100",
+                "insert_range=100"
+            ]
         );
         let l = labels(RunOrder::Y2024, &["point-query*"], 10_000).unwrap();
         assert_eq!(

@@ -53,7 +53,12 @@ pub fn with_placeholders(sql: &str, d: &dyn Dialect) -> String {
 }
 
 /// Prepares `sql` (in `?` form) or keeps it as text pieces.
-pub fn compile(conn: &mut dyn Conn, d: &dyn Dialect, sql: &str, text: bool) -> Result<Exec, DbError> {
+pub fn compile(
+    conn: &mut dyn Conn,
+    d: &dyn Dialect,
+    sql: &str,
+    text: bool,
+) -> Result<Exec, DbError> {
     if text {
         return Ok(Exec::Text(sql.split('?').map(str::to_string).collect()));
     }
@@ -562,7 +567,9 @@ impl Role for Loader {
         if loaded == 0 && self.stmts.is_empty() {
             let d = self.dbms.dialect();
             for sql in d.sysbench_create_table(&self.tables[t]) {
-                self.conn.execute_batch(&sql).map_err(|e| fatal(INSERT, e))?;
+                self.conn
+                    .execute_batch(&sql)
+                    .map_err(|e| fatal(INSERT, e))?;
             }
         }
         if loaded < self.rows {
@@ -601,7 +608,10 @@ mod tests {
             0,
             true,
         );
-        assert_eq!(sql, "INSERT INTO sbtest3 (id, k, c, pad) VALUES (0, ?, ?, ?)");
+        assert_eq!(
+            sql,
+            "INSERT INTO sbtest3 (id, k, c, pad) VALUES (0, ?, ?, ?)"
+        );
         let sql = expand(
             "INSERT INTO {t} ({idcol}k, c, pad) VALUES ({idval}?, ?, ?)",
             "sbtest3",
@@ -609,7 +619,12 @@ mod tests {
             false,
         );
         assert_eq!(sql, "INSERT INTO sbtest3 (k, c, pad) VALUES (?, ?, ?)");
-        let sql = expand("SELECT c FROM {t} WHERE id IN ({list})", "sbtest1", 3, false);
+        let sql = expand(
+            "SELECT c FROM {t} WHERE id IN ({list})",
+            "sbtest1",
+            3,
+            false,
+        );
         assert_eq!(sql, "SELECT c FROM sbtest1 WHERE id IN (?, ?, ?)");
         let pg = crate::dbms::postgres::PgDialect;
         assert_eq!(
