@@ -501,8 +501,6 @@ pub(super) fn run_target(
                 _ => {}
             }
         }
-    } else if status == "failed" {
-        // Nothing to run on tables that did not load.
     }
     end_target(st, status, running, record.as_ref())?;
     Ok((steps, status))
