@@ -8,6 +8,7 @@ pub mod dbms;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod metrics;
 pub mod results;
 pub mod server;
 pub mod spec;

@@ -16,6 +16,7 @@ use crate::dbms::{self, Dbms, DeleteForm};
 use crate::engine;
 use crate::error::{bad_input, is_bad_input, BadInput};
 use crate::host::monitor::Monitor;
+use crate::metrics;
 use crate::results::{
     self, series::SeriesWriter, RunFile, ServerRecord, StepFile, TargetInfo, Tool, SCHEMA,
 };
@@ -785,6 +786,14 @@ fn run_target(
     };
     write_run(&run)?;
 
+    // Where the target's data lives, for IO and size: the server's datadir, SQLite's directory,
+    // or nowhere on this host for an external server.
+    let data_dir = match (&running, target.external.is_some()) {
+        (Some(r), _) => Some(r.datadir.clone()),
+        (None, true) => None,
+        (None, false) => Some(ctx.work.join(&target.name)),
+    };
+    let sources = metrics::Sources::new(data_dir.as_deref(), running.as_ref().map(|r| r.pid));
     let all = params.all_step_names();
     let mut steps: Vec<StepFile> = Vec::new();
     let mut status = "ok";
@@ -850,6 +859,7 @@ fn run_target(
         let mut progress = StepProgress::new(&def, series, show);
         let plan = ib.plan(&def, step_index);
         monitor.step_begins(&def.name.to_string());
+        let before = metrics::Snapshot::take(&sources);
         let m = engine::run_step(
             plan,
             &mut Sampling {
@@ -858,6 +868,7 @@ fn run_target(
             },
             interrupt,
         );
+        let after = metrics::Snapshot::take(&sources);
         monitor.step_ends();
         progress.finish()?;
         let outcome = ib.outcome(&def, &m, &prepared);
@@ -900,7 +911,7 @@ fn run_target(
         } else {
             None
         };
-        let sf = record(
+        let mut sf = record(
             Some(&m),
             Some(&outcome),
             cleanup.as_ref(),
@@ -909,6 +920,22 @@ fn run_target(
             prepared.warnings.clone(),
             table_rows,
         );
+        let is_query = matches!(def.name, StepName::Qr(_) | StepName::Qp(_));
+        sf.hardware = Some(metrics::hardware(
+            &sources,
+            &before,
+            &after,
+            &metrics::Work {
+                op: match def.name {
+                    StepName::Lx => "indexed_row",
+                    _ if is_query => "query",
+                    _ => "insert",
+                },
+                op_count: sf.headline.value * sf.duration_s,
+                inserted_rows: sf.ops.get("insert").map_or(0, |o| o.rows),
+                is_query_step: is_query,
+            },
+        ));
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));
         steps.push(sf);

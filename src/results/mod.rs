@@ -230,6 +230,9 @@ pub struct StepFile {
     pub table_rows: Option<BTreeMap<String, u64>>,
     /// null when the step failed before it started.
     pub series_file: Option<String>,
+    /// What the step cost the host, the server and dbperf (docs/metrics.md, "Hardware").
+    #[serde(default)]
+    pub hardware: Option<crate::metrics::Hardware>,
 }
 
 /// Writes JSON to `path` atomically: readers see the old file or the whole new one.
