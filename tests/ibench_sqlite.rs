@@ -62,6 +62,14 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
             h.per_insert.is_some(),
             h.op != "indexed_row" && h.io.is_some()
         );
+        let c = s.dbms.as_ref().expect("dbms counters");
+        assert!(c.error.is_none() && c.end["database_size_bytes"] > 0.0);
+        if s.step == "l.i0" {
+            assert!(
+                c.delta["database_size_bytes"] > 0.0,
+                "the load grew the database"
+            );
+        }
         let expected: &[&str] = match s.step.as_str() {
             "l.i0" => &["insert"],
             "l.x" => &["index", "insert"],

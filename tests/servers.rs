@@ -99,6 +99,13 @@ fn quick_on(target: &str, name: &str, version: &str) {
         assert!(h.data_dir_bytes.unwrap() > 1 << 20, "{}", s.step);
     }
     assert!(server_cpu > 0.5, "server CPU over the run: {server_cpu} s");
+    // The DBMS's own counters: the load wrote its log, and the size is known.
+    let c = steps[0].dbms.as_ref().expect("dbms counters");
+    assert!(c.error.is_none(), "{:?}", c.error);
+    let log = c.write_amplification.log_bytes.expect("log bytes");
+    assert!(log > 1e6, "{}: log bytes {log}", steps[0].step);
+    assert!(c.end["database_size_bytes"] > 0.0);
+    assert!(c.write_amplification.amplification.is_some());
     assert!(
         client_cpu < server_cpu,
         "client {client_cpu} s vs server {server_cpu} s"

@@ -859,6 +859,8 @@ fn run_target(
         let mut progress = StepProgress::new(&def, series, show);
         let plan = ib.plan(&def, step_index);
         monitor.step_begins(&def.name.to_string());
+        // Counters first and last, so their queries fall outside the /proc interval.
+        let counters_before = dbms.counters().map_err(|e| e.to_string());
         let before = metrics::Snapshot::take(&sources);
         let m = engine::run_step(
             plan,
@@ -869,6 +871,11 @@ fn run_target(
             interrupt,
         );
         let after = metrics::Snapshot::take(&sources);
+        let counters_after = if m.failure.is_some() {
+            Err("not read: the step failed".to_string())
+        } else {
+            dbms.counters().map_err(|e| e.to_string())
+        };
         monitor.step_ends();
         progress.finish()?;
         let outcome = ib.outcome(&def, &m, &prepared);
@@ -921,7 +928,7 @@ fn run_target(
             table_rows,
         );
         let is_query = matches!(def.name, StepName::Qr(_) | StepName::Qp(_));
-        sf.hardware = Some(metrics::hardware(
+        let mut hw = metrics::hardware(
             &sources,
             &before,
             &after,
@@ -935,7 +942,14 @@ fn run_target(
                 inserted_rows: sf.ops.get("insert").map_or(0, |o| o.rows),
                 is_query_step: is_query,
             },
+        );
+        sf.dbms = Some(metrics::dbms_counters(
+            dbms.engine(),
+            counters_before,
+            counters_after,
+            &mut hw,
         ));
+        sf.hardware = Some(hw);
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));
         steps.push(sf);

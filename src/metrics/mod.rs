@@ -3,6 +3,7 @@
 //! itself, from /proc snapshots at the start and end of a step (definitions: docs/metrics.md).
 
 pub mod proc;
+pub mod writeamp;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -182,6 +183,53 @@ pub struct IbenchRow {
     pub dbgb2: Option<f64>,
     /// Server RSS, GB.
     pub rss: Option<f64>,
+}
+
+/// The DBMS's counters over a step (`dbms` in the step file).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DbmsCounters {
+    /// End minus start, per counter both snapshots have.
+    pub delta: std::collections::BTreeMap<String, f64>,
+    /// Values at the end of the step (sizes read as they are).
+    pub end: std::collections::BTreeMap<String, f64>,
+    pub write_amplification: writeamp::WriteAmp,
+    /// Why counters are missing (the query failed, or the engine has none).
+    pub error: Option<String>,
+}
+
+/// Differences of two counter snapshots, and the write amplification they imply with the
+/// device's bytes written from `hw`.
+pub fn dbms_counters(
+    engine: &str,
+    start: Result<Vec<(String, f64)>, String>,
+    end: Result<Vec<(String, f64)>, String>,
+    hw: &mut Hardware,
+) -> DbmsCounters {
+    let (start, end, error) = match (start, end) {
+        (Ok(a), Ok(b)) => (a, b, None),
+        (Err(e), _) | (_, Err(e)) => (Vec::new(), Vec::new(), Some(e)),
+    };
+    let a: std::collections::BTreeMap<String, f64> = start.into_iter().collect();
+    let end: std::collections::BTreeMap<String, f64> = end.into_iter().collect();
+    let delta = end
+        .iter()
+        .filter_map(|(k, v)| a.get(k).map(|s| (k.clone(), v - s)))
+        .collect();
+    if let Some(size) = end.get("database_size_bytes") {
+        hw.ibench_row.dbgb1 = Some(size / 1024.0 / 1024.0 / 1024.0);
+        hw.missing.retain(|m| !m.starts_with("dbgb1"));
+    }
+    let device = hw
+        .io
+        .as_ref()
+        .map(|i| i.write_kb_per_s * 1024.0 * hw.interval_s);
+    DbmsCounters {
+        write_amplification: writeamp::analyse(engine, &delta, device),
+        delta,
+        end,
+        error,
+    }
 }
 
 /// What the step did, for normalising.

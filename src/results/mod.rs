@@ -233,6 +233,9 @@ pub struct StepFile {
     /// What the step cost the host, the server and dbperf (docs/metrics.md, "Hardware").
     #[serde(default)]
     pub hardware: Option<crate::metrics::Hardware>,
+    /// The DBMS's own counters over the step and the write amplification they imply.
+    #[serde(default)]
+    pub dbms: Option<crate::metrics::DbmsCounters>,
 }
 
 /// Writes JSON to `path` atomically: readers see the old file or the whole new one.
