@@ -7,6 +7,7 @@ mod record;
 mod run;
 mod server;
 mod summary;
+mod writeamp;
 
 use clap::{Parser, Subcommand};
 
@@ -41,6 +42,8 @@ pub enum Command {
     /// Show, tune and exactly undo the host settings that make results vary.
     #[command(subcommand)]
     Host(host::HostCommand),
+    /// Write amplification of finished steps, or of DBMS counters collected by hand.
+    Writeamp(writeamp::WriteampArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -61,6 +64,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(*args),
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),
+        Command::Writeamp(a) => writeamp::run(a),
     };
     match result {
         Ok(code) => code,
