@@ -104,7 +104,16 @@ fn quick_on(target: &str, name: &str, version: &str) {
     assert!(c.error.is_none(), "{:?}", c.error);
     let log = c.write_amplification.log_bytes.expect("log bytes");
     assert!(log > 1e6, "{}: log bytes {log}", steps[0].step);
-    assert!(c.end["database_size_bytes"] > 0.0);
+    assert!(
+        steps[0]
+            .hardware
+            .as_ref()
+            .unwrap()
+            .ibench_row
+            .dbgb1
+            .unwrap()
+            > 0.0
+    );
     assert!(c.write_amplification.amplification.is_some());
     assert!(
         client_cpu < server_cpu,

@@ -947,6 +947,7 @@ fn run_target(
             dbms.engine(),
             counters_before,
             counters_after,
+            data_dir.as_deref(),
             &mut hw,
         ));
         sf.hardware = Some(hw);

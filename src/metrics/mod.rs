@@ -204,6 +204,7 @@ pub fn dbms_counters(
     engine: &str,
     start: Result<Vec<(String, f64)>, String>,
     end: Result<Vec<(String, f64)>, String>,
+    data_dir: Option<&Path>,
     hw: &mut Hardware,
 ) -> DbmsCounters {
     let (start, end, error) = match (start, end) {
@@ -216,7 +217,17 @@ pub fn dbms_counters(
         .iter()
         .filter_map(|(k, v)| a.get(k).map(|s| (k.clone(), v - s)))
         .collect();
-    if let Some(size) = end.get("database_size_bytes") {
+    // dbgb1 as the original: the DBMS's own size where it is exact (PostgreSQL, SQLite); for
+    // the MySQL family the files, `du` of <datadir>/ib (InnoDB) plus <datadir>/.rocksdb (MyRocks).
+    let size = match (engine, data_dir) {
+        ("mariadb" | "mysql", Some(d)) => Some(
+            (proc::dir_size_on_disk(&d.join("ib")).unwrap_or(0)
+                + proc::dir_size_on_disk(&d.join(".rocksdb")).unwrap_or(0)) as f64,
+        ),
+        ("mariadb" | "mysql", None) => None,
+        _ => end.get("database_size_bytes").copied(),
+    };
+    if let Some(size) = size {
         hw.ibench_row.dbgb1 = Some(size / 1024.0 / 1024.0 / 1024.0);
         hw.missing.retain(|m| !m.starts_with("dbgb1"));
     }
