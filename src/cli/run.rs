@@ -862,11 +862,16 @@ fn run_target(
         // Counters first and last, so their queries fall outside the /proc interval.
         let counters_before = dbms.counters().map_err(|e| e.to_string());
         let before = metrics::Snapshot::take(&sources);
+        let host_series =
+            metrics::series::HostSeries::create(&steps_dir, &def.name.to_string(), &sources)
+                .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
         let m = engine::run_step(
             plan,
             &mut Sampling {
                 progress: &mut progress,
                 monitor: &mut monitor,
+                host_series: Some(host_series),
+                sources: &sources,
             },
             interrupt,
         );
@@ -1012,11 +1017,27 @@ fn run_target(
 struct Sampling<'a> {
     progress: &'a mut StepProgress,
     monitor: &'a mut Monitor,
+    /// None once a write failed: the samples are lost, the step goes on.
+    host_series: Option<metrics::series::HostSeries>,
+    sources: &'a metrics::Sources,
+}
+
+impl Drop for Sampling<'_> {
+    fn drop(&mut self) {
+        if let Some(h) = self.host_series.take() {
+            let _ = h.finish();
+        }
+    }
 }
 
 impl engine::Observer for Sampling<'_> {
     fn on_second(&mut self, row: &engine::SecondRow) {
         self.progress.on_second(row);
+        if let Some(h) = self.host_series.as_mut() {
+            if h.sample(self.sources).is_err() {
+                self.host_series = None;
+            }
+        }
         // The last, partial row is reported after the load has stopped.
         if row.interval_s >= 0.999 {
             self.monitor.second();

@@ -3,6 +3,7 @@
 //! itself, from /proc snapshots at the start and end of a step (definitions: docs/metrics.md).
 
 pub mod proc;
+pub mod series;
 pub mod writeamp;
 
 use std::collections::BTreeSet;
@@ -53,6 +54,7 @@ impl Sources {
 /// The counters at one instant.
 pub struct Snapshot {
     at: Instant,
+    wall: std::time::SystemTime,
     host: Option<HostCpu>,
     disk: DiskIo,
     /// Times in microseconds (getrusage).
@@ -65,6 +67,7 @@ impl Snapshot {
     pub fn take(s: &Sources) -> Snapshot {
         Snapshot {
             at: Instant::now(),
+            wall: std::time::SystemTime::now(),
             host: proc::host_cpu(&s.proc_root),
             disk: proc::disk_io(&s.proc_root, &s.devices),
             client: Some(proc::own_usage_us(&s.proc_root)),
