@@ -204,6 +204,15 @@ impl Dbms for Postgres {
             sql.push("SELECT 'wal_write', wal_write::text FROM pg_stat_wal".into());
             sql.push("SELECT 'wal_sync', wal_sync::text FROM pg_stat_wal".into());
         }
+        if version >= 160_000 {
+            // Relation IO by every backend type: blocks read, written, extended, and fsyncs.
+            for c in ["reads", "writes", "extends", "fsyncs"] {
+                sql.push(format!(
+                    "SELECT 'io_relation_{c}', coalesce(sum({c}), 0)::text FROM pg_stat_io \
+                     WHERE object = 'relation'"
+                ));
+            }
+        }
         if version >= 180_000 {
             sql.push(
                 "SELECT 'wal_write', sum(writes)::text FROM pg_stat_io WHERE object = 'wal'".into(),

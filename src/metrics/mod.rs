@@ -99,6 +99,8 @@ pub struct Hardware {
     pub data_dir_bytes: Option<u64>,
     /// The original's summary columns for this step (docs/metrics.md), null where unknown.
     pub ibench_row: IbenchRow,
+    /// The sysbench metrics columns (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s) for this step's op.
+    pub sysbench_row: SysbenchRow,
     /// Why a figure is missing (e.g. an external server: no server CPU).
     pub missing: Vec<String>,
 }
@@ -244,6 +246,19 @@ pub fn dbms_counters(
         end,
         error,
     }
+}
+
+/// The original sysbench report's metrics (SB/an.sh): per op, o/s = the op rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SysbenchRow {
+    /// (us + sy %) / (o/s): a CPU-per-op proxy, not µs (the original omits ncpu × 10^4).
+    pub cpu_o: Option<f64>,
+    pub cs_o: Option<f64>,
+    pub r_o: Option<f64>,
+    pub rkb_o: Option<f64>,
+    pub wkb_o: Option<f64>,
+    pub o_s: f64,
 }
 
 /// What the step did, for normalising.
@@ -403,6 +418,16 @@ pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
         dbgb2: data_dir_bytes.map(|b| gb(b as f64)),
         rss: server.as_ref().map(|c| gb(c.rss_kb as f64 * 1024.0)),
     };
+    let sysbench_row = SysbenchRow {
+        cpu_o: host
+            .as_ref()
+            .and_then(|h| per(h.user_pct + h.system_pct, rate)),
+        cs_o: per_op.cs,
+        r_o: per_op.reads,
+        rkb_o: per_op.read_kb,
+        wkb_o: per_op.write_kb,
+        o_s: rate,
+    };
     missing.push("dbgb1 (the DBMS's own size of the database): not measured yet".into());
     Hardware {
         interval_s: secs,
@@ -418,6 +443,7 @@ pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
         per_insert,
         data_dir_bytes,
         ibench_row,
+        sysbench_row,
         missing,
     }
 }
