@@ -533,12 +533,7 @@ struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(protocol("a message shorter than its fields"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
+        net::take(&mut self.0, n).ok_or_else(|| protocol("a message shorter than its fields"))
     }
 
     fn u8(&mut self) -> Result<u8> {
@@ -565,14 +560,7 @@ impl<'a> Reader<'a> {
     }
 
     fn cstr(&mut self) -> Result<&'a [u8]> {
-        let end = self
-            .0
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| protocol("a string without its terminating NUL"))?;
-        let s = &self.0[..end];
-        self.0 = &self.0[end + 1..];
-        Ok(s)
+        net::take_nul(&mut self.0).ok_or_else(|| protocol("a string without its terminating NUL"))
     }
 }
 
