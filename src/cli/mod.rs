@@ -4,6 +4,7 @@
 mod host;
 mod progress;
 mod record;
+mod report;
 mod run;
 mod server;
 mod summary;
@@ -41,6 +42,8 @@ pub enum Command {
     /// Show, tune and exactly undo the host settings that make results vary.
     #[command(subcommand)]
     Host(host::HostCommand),
+    /// Turn result directories into a report: what got faster or slower, and why.
+    Report(report::ReportArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -61,6 +64,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(*args),
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => code,
