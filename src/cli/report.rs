@@ -1,12 +1,13 @@
 //! `dbperf report`: result directories in, report.html / report.md (and CSV, JSON) out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
 use super::EXIT_OK;
 use crate::error::bad_input;
 use crate::report::{self, rules::Thresholds, Format, Options};
+use crate::spec::target::Target;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum FormatArg {
@@ -97,6 +98,20 @@ pub fn run(a: ReportArgs) -> anyhow::Result<i32> {
         println!("{}", p.display());
     }
     Ok(EXIT_OK)
+}
+
+/// The end of `dbperf run`: a report of the targets it just ran, into its result directory. A
+/// report that cannot be written is a warning; the run's outcome stands.
+pub fn after_run(out: &Path, targets: &[Target]) {
+    let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+    match report::after_run(out, &names) {
+        Ok(files) => {
+            if let Some(f) = files.first() {
+                println!("Report: {}", f.display());
+            }
+        }
+        Err(e) => eprintln!("warning: no report was written: {e:#}"),
+    }
 }
 
 #[cfg(test)]

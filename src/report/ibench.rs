@@ -253,7 +253,7 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
             "Throughput relative to the base".into(),
             Kind::Relative,
             None,
-            cols,
+            Column::ratios(&cols),
         );
         let bi = ctx
             .idx
@@ -835,7 +835,7 @@ fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Ta
             format!("{step}: metrics relative to the base"),
             Kind::Relative,
             Some(step),
-            columns.clone(),
+            Column::ratios(&columns),
         );
         let bi = ctx
             .idx

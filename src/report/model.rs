@@ -23,6 +23,16 @@ pub struct Column {
 }
 
 impl Column {
+    /// The same columns holding ratios: no unit.
+    pub fn ratios(cols: &[Column]) -> Vec<Column> {
+        cols.iter()
+            .map(|c| Column {
+                unit: String::new(),
+                ..c.clone()
+            })
+            .collect()
+    }
+
     pub fn new(key: &str, label: &str, unit: &str, help: &str, better: Better) -> Column {
         Column {
             key: key.into(),

@@ -258,7 +258,7 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
         rel_id.clone(),
         format!("{title}: QPS relative to the base"),
         Kind::Relative,
-        cols,
+        Column::ratios(&cols),
     );
     let mut ratios: Vec<Vec<Option<f64>>> = Vec::new();
     for (r, &i) in ctx.idx.iter().enumerate() {
@@ -474,7 +474,7 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
                 format!("{id}-rel"),
                 format!("{n}: metrics relative to the base"),
                 Kind::Relative,
-                columns.clone(),
+                Column::ratios(&columns),
             );
             rel.step = Some(n.clone());
             for (r, row) in abs.rows.iter().enumerate() {
