@@ -952,3 +952,23 @@ fn bad_input_is_one_sentence_and_exit_2() {
     );
     assert!(!out.exists(), "nothing written on bad input");
 }
+
+#[test]
+fn help_documents_every_option() {
+    let o = report(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let h = String::from_utf8_lossy(&o.stdout);
+    for flag in [
+        "RESULT_DIR",
+        "--base",
+        "--out",
+        "--format",
+        "--thresholds",
+        "--cv-flag",
+        "--title",
+    ] {
+        assert!(h.contains(flag), "help lacks {flag}");
+    }
+    let top = run(&["--help"]);
+    assert!(String::from_utf8_lossy(&top.stdout).contains("report"));
+}
