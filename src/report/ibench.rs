@@ -4,6 +4,7 @@
 //! latency percentiles and the variance of each rate.
 
 use super::chart::{self, Agg, Line, LineChart};
+use super::common::{metric_columns, metric_value, rel_legend, sanitize, state, MetricDef, State};
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_int, fmt_ms, fmt_rate, fmt_sig, pct_text, quartiles, rel_cell, shade};
@@ -33,44 +34,6 @@ pub fn step_order(ts: &[&TargetResult]) -> Vec<String> {
     names
 }
 
-/// A step of a target, or the cell that says why there is no number.
-pub enum State<'a> {
-    Ok(&'a StepView),
-    No(Cell),
-}
-
-pub fn state<'a>(t: &'a TargetResult, step: &str) -> State<'a> {
-    match t.step(step) {
-        Some(s) if s.ok() => State::Ok(s),
-        Some(s) if s.status == "interrupted" => State::No(
-            Cell::text("interrupted")
-                .mark(Mark::Gap)
-                .note("the step was interrupted (Ctrl-C); its partial numbers are left out"),
-        ),
-        Some(s) => State::No(Cell::text("failed").mark(Mark::Gap).note(format!(
-            "the step failed: {}",
-            s.error.as_deref().unwrap_or("no error recorded")
-        ))),
-        None if t.planned(step) => State::No(Cell::gap(match &t.run.failed_step {
-            Some(f) => format!("not run: the target stopped at {f}"),
-            None => "not run: the target stopped before this step".to_string(),
-        })),
-        None => Cell::gap("not part of this target's run").into(),
-    }
-}
-
-impl From<Cell> for State<'_> {
-    fn from(c: Cell) -> Self {
-        State::No(c)
-    }
-}
-
-pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
 fn table(id: String, title: String, kind: Kind, step: Option<&str>, columns: Vec<Column>) -> Table {
     Table {
         id,
@@ -86,13 +49,6 @@ fn table(id: String, title: String, kind: Kind, step: Option<&str>, columns: Vec
         source: None,
         base: None,
     }
-}
-
-pub fn rel_legend(ctx: &Ctx) -> String {
-    format!(
-        "Value / base value, 2 decimals; `1` when both are 0, `inf` when only the base is 0. Highlighted at <= {} and >= {}: yellow where that is worse (lower throughput, more cost per operation), blue where it is better.",
-        ctx.thresholds.low, ctx.thresholds.high
-    )
 }
 
 const QUARTILE_LEGEND: &str = "Per column: green = top quarter of the range (max over targets that met the SLA), red = bottom quarter (none when min >= 0.8 x max), grey = the background inserts missed their SLA (qr/qp).";
@@ -385,17 +341,6 @@ fn sla_note(v: &StepView) -> String {
     }
 }
 
-/// A metric a step file may carry in its `metrics` object: the key, other spellings accepted for
-/// it, the column label, unit, definition and direction.
-pub struct MetricDef(
-    pub &'static str,
-    pub &'static [&'static str],
-    pub &'static str,
-    pub &'static str,
-    pub &'static str,
-    pub Better,
-);
-
 /// Hardware and DBMS metrics of the Insert Benchmark (issue 4). Order = the original's columns.
 pub const HW_METRICS: &[MetricDef] = &[
     MetricDef(
@@ -535,54 +480,6 @@ pub const HW_METRICS: &[MetricDef] = &[
         Better::Lower,
     ),
 ];
-
-/// The metric columns the steps carry: known ones in the original's order, then any other
-/// top-level number of `metrics` by name. Each with the key to read in each step.
-pub fn metric_columns(steps: &[&StepView], known: &[MetricDef]) -> Vec<(Column, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut used: Vec<&str> = Vec::new();
-    for MetricDef(key, aliases, label, unit, help, better) in known {
-        let names: Vec<String> = std::iter::once(*key)
-            .chain(aliases.iter().copied())
-            .map(String::from)
-            .collect();
-        used.extend(std::iter::once(*key).chain(aliases.iter().copied()));
-        if steps
-            .iter()
-            .any(|s| names.iter().any(|n| s.metrics.contains_key(n)))
-        {
-            out.push((Column::new(key, label, unit, help, *better), names));
-        }
-    }
-    let mut extra: Vec<&String> = steps
-        .iter()
-        .flat_map(|s| s.metrics.keys())
-        .filter(|k| !used.contains(&k.as_str()))
-        .collect();
-    extra.sort();
-    extra.dedup();
-    for k in extra {
-        out.push((
-            Column::new(
-                k,
-                k,
-                "",
-                "as the result names it (docs/metrics.md)",
-                Better::Neither,
-            ),
-            vec![k.clone()],
-        ));
-    }
-    out
-}
-
-pub fn metric_value(s: &StepView, names: &[String]) -> Option<f64> {
-    names
-        .iter()
-        .find_map(|n| s.metrics.get(n))
-        .copied()
-        .flatten()
-}
 
 /// The operation the step is about: queries for qr/qp, the index build for l.x, inserts else.
 fn main_op(step: &str) -> &'static str {

@@ -7,6 +7,7 @@
 //! `markdown` and `export` (CSV, JSON) write that model out.
 
 pub mod chart;
+mod common;
 mod details;
 mod export;
 pub mod html;

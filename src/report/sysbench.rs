@@ -5,7 +5,7 @@
 //! docs/report.md ("sysbench results").
 
 use super::chart::{self, BarChart};
-use super::ibench::{metric_columns, metric_value, rel_legend, sanitize, state, MetricDef, State};
+use super::common::{metric_columns, metric_value, rel_legend, sanitize, state, MetricDef, State};
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
