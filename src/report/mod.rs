@@ -230,3 +230,66 @@ pub fn after_run(out: &Path, targets: &[String]) -> anyhow::Result<Vec<PathBuf>>
         &Options::default(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn target(root: &Path, name: &str, suite: &str, step: &str, value: f64) -> PathBuf {
+        let d = root.join(name);
+        fs::create_dir_all(d.join("steps")).unwrap();
+        let run = json!({"schema": 1, "suite": suite, "target": {"name": name},
+                         "steps_planned": [step], "status": "ok"});
+        fs::write(d.join("run.json"), run.to_string()).unwrap();
+        let s = json!({"schema": 1, "step": step, "status": "ok",
+                       "headline": {"metric": "queries_per_s", "value": value, "unit": "queries/s"}});
+        fs::write(d.join("steps").join(format!("{step}.json")), s.to_string()).unwrap();
+        d
+    }
+
+    #[test]
+    fn each_suite_is_relative_to_the_base_or_else_its_first_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = [
+            target(tmp.path(), "ib1", "ibench", "qr100", 100.0),
+            target(tmp.path(), "sb1", "sysbench", "point-query_range=100", 10.0),
+            target(tmp.path(), "ib2", "ibench", "qr100", 150.0),
+            target(tmp.path(), "sb2", "sysbench", "point-query_range=100", 5.0),
+        ];
+        let all = input::load(&dirs).unwrap();
+        let doc = build(
+            &all,
+            &Options {
+                base: Some("sb2".into()),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let tables = doc.tables();
+        let find = |id: &str| *tables.iter().find(|t| t.id == id).unwrap();
+        let ib = find("ibench-tput-rel");
+        assert_eq!(
+            ib.base.as_deref(),
+            Some("ib1"),
+            "sb2 ran no Insert Benchmark"
+        );
+        assert_eq!(ib.rows[1].cells[0].text, "1.50");
+        let sb = find("sysbench-point-qps-rel");
+        assert_eq!(sb.base.as_deref(), Some("sb2"));
+        assert_eq!(sb.rows[0].cells[0].text, "2.00");
+        // Rows of each suite in the order given, only that suite's targets.
+        let labels: Vec<&str> = sb.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["sb1", "sb2"]);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+        let e = build(
+            &all,
+            &Options {
+                base: Some("nope".into()),
+                ..Options::default()
+            },
+        )
+        .unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+    }
+}
