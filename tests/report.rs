@@ -670,14 +670,21 @@ fn metric_columns_appear_when_step_files_carry_them() {
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     copy_dir(&s.out.join(NORMAL), &a);
     copy_dir(&s.out.join(FULL), &b);
-    // As issue 4 will write them: a `metrics` object per step; b lacks wpi and its rss is
-    // "not measured" (null); a carries a metric this dbperf has never heard of.
+    // a as dbperf writes hardware cost (`hardware`, docs/metrics.md), plus a `metrics` object
+    // with a metric this dbperf has never heard of; b only a `metrics` object, without wpi and
+    // with rss not measured (null). Server CPU is measured by neither: no column.
     edit_json(&a.join("steps/l.i1.json"), |v| {
-        v["metrics"] = json!({"cpupq": 40.0, "client_cpu_us_per_op": 5.0, "wpi": 0.5,
-                              "rss_gb": 0.1, "frobs_per_op": 3.0, "counters": {"x": 1}});
+        v["hardware"] = json!({
+            "ibench_row": {"ips": 1.0, "qps": null, "cpupq": 40.0, "wpi": 0.5, "rss": 0.1},
+            "per_op": {"host_cpu_us": 41.0, "client_cpu_us": 5.0, "server_cpu_us": null},
+            "sysbench_row": {"cpu_o": 0.01, "cs_o": 2.0, "o_s": 1.0},
+            "missing": ["server CPU: embedded target (the client is the DBMS)"]
+        });
+        v["metrics"] = json!({"frobs_per_op": 3.0, "counters": {"x": 1}});
     });
     edit_json(&b.join("steps/l.i1.json"), |v| {
-        v["metrics"] = json!({"cpupq": 50.0, "client_cpu_us_per_op": 5.0, "rss_gb": null});
+        v["metrics"] = json!({"cpupq": 50.0, "client_cpu_us_per_op": 5.0, "rss_gb": null,
+                              "server_cpu_us_per_op": null});
     });
     let rep = tmp.path().join("rep");
     let o = report(&[
@@ -686,9 +693,14 @@ fn metric_columns_appear_when_step_files_carry_them() {
         "--out",
         rep.to_str().unwrap(),
         "--format",
-        "json",
+        "json,md",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(
+        md.contains("Not measured: server CPU: embedded target (the client is the DBMS) (sqlite.wal-normal)."),
+        "{md}"
+    );
     let j = read_json(&rep.join("report.json"));
     let m = table(&j, "ibench-l-i1-metrics");
     let keys: Vec<&str> = m["columns"]

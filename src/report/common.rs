@@ -55,44 +55,264 @@ pub struct MetricDef(
     pub Better,
 );
 
-/// The metric columns the steps carry: known ones in the original's order, then any other
-/// top-level number of `metrics` by name. Each with the key to read in each step.
+/// Hardware and DBMS metrics of the Insert Benchmark (issue 4). Order = the original's columns.
+pub const HW_METRICS: &[MetricDef] = &[
+    MetricDef(
+        "rps",
+        &[],
+        "rps",
+        "/s",
+        "device reads per second",
+        Better::Neither,
+    ),
+    MetricDef(
+        "rmbps",
+        &[],
+        "rmbps",
+        "MB/s",
+        "device MB read per second",
+        Better::Neither,
+    ),
+    MetricDef(
+        "wps",
+        &[],
+        "wps",
+        "/s",
+        "device writes per second",
+        Better::Neither,
+    ),
+    MetricDef(
+        "wmbps",
+        &[],
+        "wmbps",
+        "MB/s",
+        "device MB written per second",
+        Better::Neither,
+    ),
+    MetricDef(
+        "rpq",
+        &[],
+        "rpq",
+        "reads/op",
+        "device reads per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "rkbpq",
+        &[],
+        "rkbpq",
+        "KB/op",
+        "KB read per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "wpi",
+        &[],
+        "wpi",
+        "writes/insert",
+        "device writes per inserted row",
+        Better::Lower,
+    ),
+    MetricDef(
+        "wkbpi",
+        &[],
+        "wkbpi",
+        "KB/insert",
+        "KB written per inserted row",
+        Better::Lower,
+    ),
+    MetricDef(
+        "csps",
+        &[],
+        "csps",
+        "/s",
+        "context switches per second (host)",
+        Better::Neither,
+    ),
+    MetricDef(
+        "cpups",
+        &[],
+        "cpups",
+        "%",
+        "host CPU busy, user + system, % of all CPUs",
+        Better::Neither,
+    ),
+    MetricDef(
+        "cspq",
+        &[],
+        "cspq",
+        "cs/op",
+        "context switches per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "cpupq",
+        &["host_cpu_us_per_op"],
+        "cpupq",
+        "µs/op",
+        "host CPU µs per operation, all processes",
+        Better::Lower,
+    ),
+    MetricDef(
+        "client_cpu_us_per_op",
+        &["ccpupq", "client_cpupq"],
+        "client cpu",
+        "µs/op",
+        "CPU of the dbperf client per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "server_cpu_us_per_op",
+        &["scpupq", "server_cpupq", "dbms_cpu_us_per_op"],
+        "server cpu",
+        "µs/op",
+        "CPU of the DBMS processes per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "dbgb1",
+        &[],
+        "dbgb1",
+        "GB",
+        "database size as the DBMS reports it",
+        Better::Lower,
+    ),
+    MetricDef(
+        "dbgb2",
+        &[],
+        "dbgb2",
+        "GB",
+        "size of the database directory on disk",
+        Better::Lower,
+    ),
+    MetricDef(
+        "rss_gb",
+        &["rss"],
+        "rss",
+        "GB",
+        "resident memory of the DBMS",
+        Better::Lower,
+    ),
+];
+
+/// sysbench metrics (spec §3.4): key, other spellings, label, unit, definition, direction.
+pub const SB_METRICS: &[MetricDef] = &[
+    MetricDef(
+        "cpu_per_op",
+        &["cpu/o"],
+        "cpu/o",
+        "",
+        "CPU per operation: (user + system %) / o/s",
+        Better::Lower,
+    ),
+    MetricDef(
+        "cs_per_op",
+        &["cs/o", "cspq"],
+        "cs/o",
+        "",
+        "context switches per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "r_per_op",
+        &["r/o", "rpq"],
+        "r/o",
+        "",
+        "device reads per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "rkb_per_op",
+        &["rKB/o", "rkbpq"],
+        "rKB/o",
+        "KB",
+        "KB read per operation",
+        Better::Lower,
+    ),
+    MetricDef(
+        "wkb_per_op",
+        &["wKB/o"],
+        "wKB/o",
+        "KB",
+        "KB written per operation",
+        Better::Lower,
+    ),
+];
+
+/// The metric columns the steps carry: the known ones in their order, then any other
+/// top-level number of a `metrics` object by name. A column appears when at least one step has
+/// a number for it; a step without one gets a gap. Each with the keys to read in each step.
 pub fn metric_columns(steps: &[&StepView], known: &[MetricDef]) -> Vec<(Column, Vec<String>)> {
+    let has_number = |names: &[String]| {
+        steps.iter().any(|s| {
+            names
+                .iter()
+                .any(|n| matches!(s.metrics.get(n), Some(Some(_))))
+        })
+    };
     let mut out = Vec::new();
-    let mut used: Vec<&str> = Vec::new();
     for MetricDef(key, aliases, label, unit, help, better) in known {
         let names: Vec<String> = std::iter::once(*key)
             .chain(aliases.iter().copied())
             .map(String::from)
             .collect();
-        used.extend(std::iter::once(*key).chain(aliases.iter().copied()));
-        if steps
-            .iter()
-            .any(|s| names.iter().any(|n| s.metrics.contains_key(n)))
-        {
+        if has_number(&names) {
             out.push((Column::new(key, label, unit, help, *better), names));
         }
     }
+    // Keys of either suite's table are never "other" columns of the other suite's.
+    let known_anywhere = |k: &str| {
+        HW_METRICS
+            .iter()
+            .chain(SB_METRICS)
+            .any(|m| m.0 == k || m.1.contains(&k))
+    };
     let mut extra: Vec<&String> = steps
         .iter()
         .flat_map(|s| s.metrics.keys())
-        .filter(|k| !used.contains(&k.as_str()))
+        .filter(|k| !known_anywhere(k))
         .collect();
     extra.sort();
     extra.dedup();
     for k in extra {
-        out.push((
-            Column::new(
-                k,
-                k,
-                "",
-                "as the result names it (docs/metrics.md)",
-                Better::Neither,
-            ),
-            vec![k.clone()],
-        ));
+        let names = vec![k.clone()];
+        if has_number(&names) {
+            out.push((
+                Column::new(
+                    k,
+                    k,
+                    "",
+                    "as the result names it (docs/metrics.md)",
+                    Better::Neither,
+                ),
+                names,
+            ));
+        }
     }
     out
+}
+
+/// "Not measured: IO: no block device found … (a, b); server CPU: … (a)": why hardware figures
+/// are missing, each reason once with the targets it applies to.
+pub fn not_measured(ctx: &Ctx, steps: &[(usize, &StepView)]) -> Option<String> {
+    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
+    for (i, s) in steps {
+        for m in &s.not_measured {
+            let name = ctx.all[*i].name();
+            match reasons.iter_mut().find(|r| r.0 == *m) {
+                Some(r) if !r.1.contains(&name) => r.1.push(name),
+                Some(_) => {}
+                None => reasons.push((m.clone(), vec![name])),
+            }
+        }
+    }
+    (!reasons.is_empty()).then(|| {
+        let parts: Vec<String> = reasons
+            .iter()
+            .map(|(m, ts)| format!("{m} ({})", ts.join(", ")))
+            .collect();
+        format!("Not measured: {}.", parts.join("; "))
+    })
 }
 
 pub fn metric_value(s: &StepView, names: &[String]) -> Option<f64> {

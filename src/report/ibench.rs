@@ -4,7 +4,9 @@
 //! latency percentiles and the variance of each rate.
 
 use super::chart::{self, Agg, Line, LineChart};
-use super::common::{metric_columns, metric_value, rel_legend, sanitize, state, MetricDef, State};
+use super::common::{
+    metric_columns, metric_value, not_measured, rel_legend, sanitize, state, State, HW_METRICS,
+};
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_int, fmt_ms, fmt_rate, fmt_sig, pct_text, quartiles, rel_cell, shade};
@@ -341,146 +343,6 @@ fn sla_note(v: &StepView) -> String {
     }
 }
 
-/// Hardware and DBMS metrics of the Insert Benchmark (issue 4). Order = the original's columns.
-pub const HW_METRICS: &[MetricDef] = &[
-    MetricDef(
-        "rps",
-        &[],
-        "rps",
-        "/s",
-        "device reads per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "rmbps",
-        &[],
-        "rmbps",
-        "MB/s",
-        "device MB read per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "wps",
-        &[],
-        "wps",
-        "/s",
-        "device writes per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "wmbps",
-        &[],
-        "wmbps",
-        "MB/s",
-        "device MB written per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "rpq",
-        &[],
-        "rpq",
-        "reads/op",
-        "device reads per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rkbpq",
-        &[],
-        "rkbpq",
-        "KB/op",
-        "KB read per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wpi",
-        &[],
-        "wpi",
-        "writes/insert",
-        "device writes per inserted row",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wkbpi",
-        &[],
-        "wkbpi",
-        "KB/insert",
-        "KB written per inserted row",
-        Better::Lower,
-    ),
-    MetricDef(
-        "csps",
-        &[],
-        "csps",
-        "/s",
-        "context switches per second (host)",
-        Better::Neither,
-    ),
-    MetricDef(
-        "cpups",
-        &[],
-        "cpups",
-        "%",
-        "host CPU busy, user + system, % of all CPUs",
-        Better::Neither,
-    ),
-    MetricDef(
-        "cspq",
-        &[],
-        "cspq",
-        "cs/op",
-        "context switches per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "cpupq",
-        &["host_cpu_us_per_op"],
-        "cpupq",
-        "µs/op",
-        "host CPU µs per operation, all processes",
-        Better::Lower,
-    ),
-    MetricDef(
-        "client_cpu_us_per_op",
-        &["ccpupq", "client_cpupq"],
-        "client cpu",
-        "µs/op",
-        "CPU of the dbperf client per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "server_cpu_us_per_op",
-        &["scpupq", "server_cpupq", "dbms_cpu_us_per_op"],
-        "server cpu",
-        "µs/op",
-        "CPU of the DBMS processes per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "dbgb1",
-        &[],
-        "dbgb1",
-        "GB",
-        "database size as the DBMS reports it",
-        Better::Lower,
-    ),
-    MetricDef(
-        "dbgb2",
-        &[],
-        "dbgb2",
-        "GB",
-        "size of the database directory on disk",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rss_gb",
-        &["rss"],
-        "rss",
-        "GB",
-        "resident memory of the DBMS",
-        Better::Lower,
-    ),
-];
-
 /// The operation the step is about: queries for qr/qp, the index build for l.x, inserts else.
 fn main_op(step: &str) -> &'static str {
     if is_qrqp(step) {
@@ -549,10 +411,21 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
     if let Some(r) = rel {
         sec.blocks.push(Block::Table(r));
     }
-    if !oks.iter().any(|s| !s.metrics.is_empty()) {
+    if !oks.iter().any(|s| s.metrics.values().any(|v| v.is_some())) {
         sec.blocks.push(Block::Text(
-            "No hardware metrics (CPU, IO, context switches per operation, sizes) in these results: their columns appear when step files carry a `metrics` object (docs/report.md).".into(),
+            "No hardware metrics (CPU, IO, context switches per operation, sizes) in these results: their columns appear when step files carry them (docs/report.md).".into(),
         ));
+    }
+    let with_idx: Vec<(usize, &StepView)> = ctx
+        .idx
+        .iter()
+        .filter_map(|i| match state(&ctx.all[*i], step) {
+            State::Ok(s) => Some((*i, s)),
+            State::No(_) => None,
+        })
+        .collect();
+    if let Some(t) = not_measured(ctx, &with_idx) {
+        sec.blocks.push(Block::Text(t));
     }
     if step != "l.x" {
         let charts = charts(ctx, step);

@@ -184,6 +184,8 @@ struct StepFileView {
     #[serde(default)]
     metrics: Value,
     #[serde(default)]
+    hardware: Value,
+    #[serde(default)]
     group: Option<String>,
     #[serde(default)]
     qps: Option<f64>,
@@ -205,9 +207,11 @@ pub struct StepView {
     pub ops: BTreeMap<String, OpView>,
     pub rate_percentiles: BTreeMap<String, Option<f64>>,
     pub sla: Option<SlaView>,
-    /// Top-level numbers of the step's `metrics` object (hardware cost per operation and the
-    /// like); a key present with null means "not measured" and still makes its column appear.
+    /// Hardware cost per operation and the like: the step's `hardware` object mapped to metric
+    /// keys, and the top-level numbers of a `metrics` object; None = not measured.
     pub metrics: BTreeMap<String, Option<f64>>,
+    /// Why hardware figures are missing (`hardware.missing`), e.g. no server CPU for SQLite.
+    pub not_measured: Vec<String>,
     /// sysbench: the summary group the result names (docs/report.md).
     pub group: Option<String>,
     /// sysbench: a `qps` field, used when there is no headline.
@@ -433,7 +437,17 @@ fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)>
         }
         None => None,
     };
-    let mut metrics = BTreeMap::new();
+    let mut metrics = hardware_metrics(&f.hardware);
+    let not_measured = f
+        .hardware
+        .get("missing")
+        .and_then(|m| m.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
     if let Value::Object(m) = &f.metrics {
         for (k, x) in m {
             match x {
@@ -465,12 +479,59 @@ fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)>
             rate_percentiles: f.interval_rate_percentiles,
             sla: f.sla,
             metrics,
+            not_measured,
             group: f.group,
             qps: f.qps,
             series,
         },
         warnings,
     ))
+}
+
+/// The step file's `hardware` object (docs/metrics.md, "Hardware cost per step") as the metric
+/// keys the report's columns read: the original's summary columns from `ibench_row` (not ips
+/// and qps, which the report takes from `ops`), client and server CPU per op from `per_op`, and
+/// the sysbench columns from `sysbench_row`. A null stays a key with no value.
+fn hardware_metrics(hw: &Value) -> BTreeMap<String, Option<f64>> {
+    const MAP: &[(&str, &str, &str)] = &[
+        ("ibench_row", "rps", "rps"),
+        ("ibench_row", "rmbps", "rmbps"),
+        ("ibench_row", "wps", "wps"),
+        ("ibench_row", "wmbps", "wmbps"),
+        ("ibench_row", "rpq", "rpq"),
+        ("ibench_row", "rkbpq", "rkbpq"),
+        ("ibench_row", "wpi", "wpi"),
+        ("ibench_row", "wkbpi", "wkbpi"),
+        ("ibench_row", "csps", "csps"),
+        ("ibench_row", "cpups", "cpups"),
+        ("ibench_row", "cspq", "cspq"),
+        ("ibench_row", "cpupq", "cpupq"),
+        ("ibench_row", "dbgb1", "dbgb1"),
+        ("ibench_row", "dbgb2", "dbgb2"),
+        ("ibench_row", "rss", "rss_gb"),
+        ("per_op", "client_cpu_us", "client_cpu_us_per_op"),
+        ("per_op", "server_cpu_us", "server_cpu_us_per_op"),
+        ("sysbench_row", "cpu_o", "cpu_per_op"),
+        ("sysbench_row", "cs_o", "cs_per_op"),
+        ("sysbench_row", "r_o", "r_per_op"),
+        ("sysbench_row", "rkb_o", "rkb_per_op"),
+        ("sysbench_row", "wkb_o", "wkb_per_op"),
+    ];
+    let mut out = BTreeMap::new();
+    for (group, field, key) in MAP {
+        if let Some(v) = hw.get(group).and_then(|g| g.get(field)) {
+            match v {
+                Value::Number(n) => {
+                    out.insert(key.to_string(), n.as_f64());
+                }
+                Value::Null => {
+                    out.insert(key.to_string(), None);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// Parses only the columns a report draws; unknown columns are skipped, empty cells are NaN.
@@ -640,6 +701,25 @@ mod tests {
             serde_json::json!({"schema": 7, "step": "l.i0"}),
         );
         check(&[d.path().join("f")], "schema 7");
+    }
+
+    #[test]
+    fn hardware_cost_becomes_metric_columns() {
+        let hw = serde_json::json!({
+            "ibench_row": {"ips": 5.0, "qps": null, "cpupq": 12.5, "rss": null, "wpi": 0.25},
+            "per_op": {"host_cpu_us": 11.0, "client_cpu_us": 4.0, "server_cpu_us": null},
+            "sysbench_row": {"cpu_o": 0.01, "o_s": 5.0},
+            "missing": ["server CPU: embedded"]
+        });
+        let m = hardware_metrics(&hw);
+        assert_eq!(m.get("cpupq"), Some(&Some(12.5)));
+        assert_eq!(m.get("wpi"), Some(&Some(0.25)));
+        assert_eq!(m.get("rss_gb"), Some(&None));
+        assert_eq!(m.get("client_cpu_us_per_op"), Some(&Some(4.0)));
+        assert_eq!(m.get("server_cpu_us_per_op"), Some(&None));
+        assert_eq!(m.get("cpu_per_op"), Some(&Some(0.01)));
+        assert!(!m.contains_key("ips") && !m.contains_key("qps") && !m.contains_key("o_s"));
+        assert!(hardware_metrics(&Value::Null).is_empty());
     }
 
     #[test]

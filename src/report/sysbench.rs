@@ -5,7 +5,9 @@
 //! docs/report.md ("sysbench results").
 
 use super::chart::{self, BarChart};
-use super::common::{metric_columns, metric_value, rel_legend, sanitize, state, MetricDef, State};
+use super::common::{
+    metric_columns, metric_value, not_measured, rel_legend, sanitize, state, State, SB_METRICS,
+};
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
@@ -66,50 +68,6 @@ pub fn group_from_name(label: &str) -> Option<&'static str> {
 fn qps(s: &StepView) -> Option<f64> {
     s.headline.as_ref().map(|h| h.value).or(s.qps)
 }
-
-/// sysbench metrics (spec §3.4): key, other spellings, label, unit, definition, direction.
-const SB_METRICS: &[MetricDef] = &[
-    MetricDef(
-        "cpu_per_op",
-        &["cpu/o"],
-        "cpu/o",
-        "",
-        "CPU per operation: (user + system %) / o/s",
-        Better::Lower,
-    ),
-    MetricDef(
-        "cs_per_op",
-        &["cs/o", "cspq"],
-        "cs/o",
-        "",
-        "context switches per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "r_per_op",
-        &["r/o", "rpq"],
-        "r/o",
-        "",
-        "device reads per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rkb_per_op",
-        &["rKB/o", "rkbpq"],
-        "rKB/o",
-        "KB",
-        "KB read per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wkb_per_op",
-        &["wKB/o"],
-        "wKB/o",
-        "KB",
-        "KB written per operation",
-        Better::Lower,
-    ),
-];
 
 pub fn build(ctx: &Ctx) -> Section {
     let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
@@ -383,14 +341,20 @@ pub fn stats(v: &[f64]) -> Option<[f64; 5]> {
 
 fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
     let mut sec = Section::new("sysbench-metrics", "Metrics per microbenchmark");
-    let any = ctx
+    let steps: Vec<(usize, &StepView)> = ctx
         .idx
         .iter()
-        .flat_map(|i| ctx.all[*i].steps.iter())
-        .any(|s| !s.metrics.is_empty());
-    if !any {
+        .flat_map(|i| ctx.all[*i].steps.iter().map(move |s| (*i, s)))
+        .collect();
+    if let Some(t) = not_measured(ctx, &steps) {
+        sec.blocks.push(Block::Text(t));
+    }
+    if !steps
+        .iter()
+        .any(|(_, s)| s.metrics.values().any(|v| v.is_some()))
+    {
         sec.blocks.push(Block::Text(
-            "No hardware metrics (cpu/o, cs/o, r/o, rKB/o, wKB/o) in these results; o/s is the QPS above. The tables appear when step files carry a `metrics` object (docs/report.md).".into(),
+            "No hardware metrics (cpu/o, cs/o, r/o, rKB/o, wKB/o) in these results; o/s is the QPS above. The tables appear when step files carry them (docs/report.md).".into(),
         ));
         return sec;
     }
