@@ -2,8 +2,8 @@
 //! targets x the ten steps, with per-second series as long as the cached-small preset's (l.i0
 //! 100 s, l.x 30 s, l.i1 1000 s, l.i2 500 s, each qr/qp 1800 s), written through dbperf's own
 //! result types and series writer so they are exactly what `dbperf run` writes. Numbers differ
-//! per target (a few percent to 2x) and per second, deterministically. Run by
-//! bench/report-speed.sh.
+//! per target (a few percent to 2x) and per second, deterministically; each step also carries a
+//! `hardware` object as dbperf's metrics write it. Run by bench/report-speed.sh.
 //!
 //! Usage: report_fixture OUT [TARGETS=50] [SERIES_SCALE=1.0]
 
@@ -298,58 +298,81 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
                 met: Some(achieved >= 0.95 * p as f64),
             }
         });
-        let file = StepFile {
-            schema: SCHEMA,
-            step: s.name.into(),
-            status: "ok".into(),
-            error: None,
-            warnings: Vec::new(),
-            started_at: "2026-01-01T00:00:00Z".into(),
-            duration_s: secs,
-            headline: Headline {
-                metric: if s.paced.is_some() {
-                    "queries_per_s"
-                } else if s.name == "l.x" {
-                    "indexed_rows_per_s"
-                } else {
-                    "inserts_per_s"
-                }
-                .into(),
-                value: if s.name == "l.x" {
-                    rate
-                } else {
-                    (rate * 1000.0).round() / 1000.0
-                },
-                unit: if s.paced.is_some() {
-                    "queries/s"
-                } else {
-                    "rows/s"
-                }
-                .into(),
+        let headline = Headline {
+            metric: if s.paced.is_some() {
+                "queries_per_s"
+            } else if s.name == "l.x" {
+                "indexed_rows_per_s"
+            } else {
+                "inserts_per_s"
+            }
+            .into(),
+            value: if s.name == "l.x" {
+                rate
+            } else {
+                (rate * 1000.0).round() / 1000.0
             },
-            parameters: StepParameters {
-                clients: 1,
-                tables: vec!["pi1".into()],
-                rows_per_commit: s.rows_per_commit,
-                planned_rows: 0,
-                rate_per_client: s.paced,
-                deletes: s.kinds.contains(&"delete"),
-                queries: s.paced.map(|_| {
-                    if s.name.starts_with("qr") {
-                        "range"
-                    } else {
-                        "point"
-                    }
-                    .into()
-                }),
-            },
-            ops,
-            interval_rate_percentiles: pct,
-            sla,
-            cleanup: None,
-            table_rows: None,
-            series_file: Some(format!("{}.series.csv", s.name)),
+            unit: if s.paced.is_some() {
+                "queries/s"
+            } else {
+                "rows/s"
+            }
+            .into(),
         };
+        let parameters = StepParameters {
+            clients: 1,
+            tables: vec!["pi1".into()],
+            rows_per_commit: s.rows_per_commit,
+            planned_rows: 0,
+            rate_per_client: s.paced,
+            deletes: s.kinds.contains(&"delete"),
+            queries: s.paced.map(|_| {
+                if s.name.starts_with("qr") {
+                    "range"
+                } else {
+                    "point"
+                }
+                .into()
+            }),
+        };
+        let mut file = serde_json::json!({
+            "schema": SCHEMA,
+            "step": s.name,
+            "status": "ok",
+            "error": null,
+            "warnings": [],
+            "started_at": "2026-01-01T00:00:00Z",
+            "duration_s": secs,
+            "headline": headline,
+            "parameters": parameters,
+            "ops": ops,
+            "interval_rate_percentiles": pct,
+            "sla": sla,
+            "cleanup": null,
+            "table_rows": null,
+            "series_file": format!("{}.series.csv", s.name),
+        });
+        // The core must read back as this dbperf's StepFile: the fixture is a valid result.
+        serde_json::from_value::<StepFile>(file.clone()).expect("a valid step file");
+        // Hardware cost as dbperf's metrics write it (docs/metrics.md), so the report's metric
+        // columns are part of what is timed.
+        let op_rate = if s.paced.is_some() {
+            rate
+        } else {
+            rate.max(1.0)
+        };
+        file["hardware"] = serde_json::json!({
+            "ibench_row": {
+                "rps": 10.0 * factor, "rmbps": 0.1, "wps": 1500.0 * factor, "wmbps": 300.0,
+                "rpq": 10.0 * factor / op_rate, "rkbpq": 40.0 / op_rate, "wpi": 0.1 * factor,
+                "wkbpi": 20.0 * factor, "csps": 40_000.0, "cpups": 80.0 * factor,
+                "cspq": 40_000.0 / op_rate, "cpupq": 1.6e6 / op_rate, "dbgb1": 4.0, "dbgb2": 4.2,
+                "rss": null
+            },
+            "per_op": { "client_cpu_us": 0.5e6 / op_rate, "server_cpu_us": null },
+            "sysbench_row": { "cpu_o": 80.0 / op_rate, "o_s": op_rate },
+            "missing": ["server CPU: embedded target"]
+        });
         results::write_json_atomic(&steps_dir.join(format!("{}.json", s.name)), &file)?;
     }
     Ok(())
