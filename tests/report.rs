@@ -683,9 +683,16 @@ fn metric_columns_appear_when_step_files_carry_them() {
         v["metrics"] = json!({"frobs_per_op": 3.0, "counters": {"x": 1}});
     });
     edit_json(&b.join("steps/l.i1.json"), |v| {
+        v.as_object_mut().unwrap().remove("hardware");
         v["metrics"] = json!({"cpupq": 50.0, "client_cpu_us_per_op": 5.0, "rss_gb": null,
                               "server_cpu_us_per_op": null});
     });
+    // l.i2 with no hardware figures at all (as results from before hardware cost).
+    for d in [&a, &b] {
+        edit_json(&d.join("steps/l.i2.json"), |v| {
+            v.as_object_mut().unwrap().remove("hardware");
+        });
+    }
     let rep = tmp.path().join("rep");
     let o = report(&[
         a.to_str().unwrap(),
