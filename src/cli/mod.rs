@@ -4,6 +4,7 @@
 mod host;
 mod progress;
 mod record;
+mod report;
 mod run;
 mod server;
 mod summary;
@@ -44,6 +45,8 @@ pub enum Command {
     Host(host::HostCommand),
     /// Write amplification of finished steps, or of DBMS counters collected by hand.
     Writeamp(writeamp::WriteampArgs),
+    /// Turn result directories into a report: what got faster or slower, and why.
+    Report(report::ReportArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -65,6 +68,7 @@ pub fn main() -> i32 {
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),
         Command::Writeamp(a) => writeamp::run(a),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => code,

@@ -455,6 +455,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         println!("{}", table(&summaries));
     }
     println!("Results: {}", out.display());
+    super::report::after_run(&out, &targets);
     if interrupt.load(Ordering::SeqCst) {
         return Ok(EXIT_INTERRUPTED);
     }
