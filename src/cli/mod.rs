@@ -8,6 +8,7 @@ mod report;
 mod run;
 mod server;
 mod summary;
+mod sysbench;
 mod writeamp;
 
 use clap::{Parser, Subcommand};

@@ -110,5 +110,6 @@ pub fn step_file(r: StepRecord) -> StepFile {
         series_file: r.measurement.map(|_| format!("{step}.series.csv")),
         hardware: None,
         dbms: None,
+        sysbench: None,
     }
 }

@@ -24,10 +24,12 @@ use crate::server;
 use crate::spec::{self, presets, target::Target, IbenchOverrides};
 use crate::workload::ibench::{Ibench, IbenchParams, StepName, KINDS};
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum Suite {
     /// The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.
     Ibench,
+    /// The sysbench-style microbenchmarks in the original's run order (docs/sysbench.md).
+    Sysbench,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -50,7 +52,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "ibench")]
     pub suite: Suite,
 
-    /// Sizes and durations (see --list-presets); each is overridable by the flags below.
+    /// Sizes and durations (see --list-presets); each is overridable by the flags below. The
+    /// sysbench suite has its own presets: quick, 1u.1t, 4u.1t, 4u.4t.
     #[arg(long, default_value = "quick")]
     pub preset: String,
 
@@ -190,6 +193,9 @@ pub struct RunArgs {
     /// spill into the next one's measurements (the original sleeps 600-1200 s).
     #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     pub pause_between: u64,
+
+    #[command(flatten)]
+    pub sysbench: super::sysbench::SysbenchArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -242,7 +248,40 @@ fn overrides(a: &RunArgs) -> IbenchOverrides {
     }
 }
 
-fn now_rfc3339() -> String {
+/// Insert Benchmark flags make no sense with the sysbench suite; say so rather than ignore them.
+fn refuse_ibench_flags(a: &RunArgs) -> anyhow::Result<()> {
+    let given = [
+        (a.steps.is_some(), "--steps"),
+        (
+            a.clients.is_some(),
+            "--clients (the sysbench suite has --threads)",
+        ),
+        (a.shared_table, "--shared-table"),
+        (a.deletes.is_some(), "--deletes"),
+        (
+            a.rows_l_i0.is_some(),
+            "--rows-l-i0 (the sysbench suite has --rows)",
+        ),
+        (a.rows_l_i1.is_some(), "--rows-l-i1"),
+        (a.rows_l_i2.is_some(), "--rows-l-i2"),
+        (a.query_seconds.is_some(), "--query-seconds"),
+        (a.rates.is_some(), "--rates"),
+        (a.wait_seconds.is_some(), "--wait-seconds"),
+        (a.data_length_min.is_some(), "--data-length-min"),
+        (a.data_length_max.is_some(), "--data-length-max"),
+        (a.data_random_pct.is_some(), "--data-random-pct"),
+        (a.resync_get_min.is_some(), "--resync-get-min"),
+        (a.rows_per_query.is_some(), "--rows-per-query"),
+    ];
+    match given.into_iter().find(|(g, _)| *g) {
+        Some((_, flag)) => bad_input(format!(
+            "{flag} is an Insert Benchmark flag and does not apply to --suite sysbench"
+        )),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
@@ -297,13 +336,90 @@ fn list_presets() {
     println!("{c}");
 }
 
+/// The suite a run executes, with every parameter after preset and flags.
+pub(super) enum Workload {
+    Ibench(IbenchParams),
+    Sysbench(crate::workload::sysbench::SysbenchParams),
+}
+
+impl Workload {
+    fn suite(&self) -> &'static str {
+        match self {
+            Workload::Ibench(_) => "ibench",
+            Workload::Sysbench(_) => "sysbench",
+        }
+    }
+
+    fn preset(&self) -> &str {
+        match self {
+            Workload::Ibench(p) => &p.preset,
+            Workload::Sysbench(p) => &p.preset,
+        }
+    }
+
+    fn steps(&self) -> Vec<String> {
+        match self {
+            Workload::Ibench(p) => p.steps.clone(),
+            Workload::Sysbench(p) => p.step_names(),
+        }
+    }
+
+    fn parameters(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(match self {
+            Workload::Ibench(p) => serde_json::to_value(p)?,
+            Workload::Sysbench(p) => serde_json::to_value(p)?,
+        })
+    }
+
+    /// The run continues on tables that must exist already.
+    fn needs_existing_tables(&self) -> bool {
+        match self {
+            Workload::Ibench(p) => p
+                .step_names()
+                .first()
+                .is_some_and(|first| *first != StepName::Li0),
+            Workload::Sysbench(p) => !p.load,
+        }
+    }
+
+    /// Says in one sentence which tables are missing.
+    fn check_tables(&self, dbms: &Arc<dyn Dbms>) -> anyhow::Result<()> {
+        match self {
+            Workload::Ibench(p) => match p.step_names().first() {
+                Some(first) if *first != StepName::Li0 => {
+                    Ibench::new(p.clone(), dbms.clone()).check_tables(first)
+                }
+                _ => Ok(()),
+            },
+            Workload::Sysbench(p) if !p.load => {
+                crate::workload::sysbench::Sysbench::new(p.clone(), dbms.clone()).check_tables()
+            }
+            Workload::Sysbench(_) => Ok(()),
+        }
+    }
+}
+
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     if args.list_presets {
         list_presets();
         return Ok(EXIT_OK);
     }
-    let preset = presets::get(&args.preset)?;
-    let params = spec::ibench_params(&preset, &overrides(&args))?;
+    let workload = match args.suite {
+        Suite::Ibench => {
+            args.sysbench.refuse_with_ibench()?;
+            let preset = presets::get(&args.preset)?;
+            Workload::Ibench(spec::ibench_params(&preset, &overrides(&args))?)
+        }
+        Suite::Sysbench => {
+            refuse_ibench_flags(&args)?;
+            let params = args.sysbench.params(&args.preset, args.seed)?;
+            if args.sysbench.list {
+                super::sysbench::print_list(&params);
+                return Ok(EXIT_OK);
+            }
+            Workload::Sysbench(params)
+        }
+    };
     let target_specs = if args.targets.is_empty() {
         vec!["sqlite".to_string()]
     } else {
@@ -320,7 +436,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let out = match &args.out {
         Some(p) => p.clone(),
-        None => default_out(&preset.name),
+        None => default_out(workload.suite(), workload.preset()),
     };
     let out_existed = out.exists();
     create_dir(&out, "result directory")?;
@@ -343,7 +459,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 
     // Everything a user can get wrong about a target is checked before the first step runs; if
     // something is wrong, directories this run created are removed again.
-    let opened = match open_targets(&targets, &params, &work, &args) {
+    let opened = match open_targets(&targets, &workload, &work, &args) {
         Ok(o) => o,
         Err(e) => {
             if delete_work {
@@ -372,15 +488,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         if interrupt.load(Ordering::SeqCst) {
             break;
         }
-        eprintln!(
-            "== {} ({} steps: {})",
-            t.name,
-            params.steps.len(),
-            params.steps.join(" ")
-        );
+        let steps = workload.steps();
+        eprintln!("== {} ({} steps: {})", t.name, steps.len(), steps.join(" "));
         let ctx = TargetRun {
-            params: &params,
-            preset: &preset.name,
+            workload: &workload,
             out: &out,
             show,
             interrupt: &interrupt,
@@ -389,7 +500,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             work: &work,
         };
         let r = match prepared {
-            Prepared::Open(dbms, ib) => {
+            Prepared::Open(dbms) => {
                 let record = t.external.as_ref().map(|e| ServerRecord {
                     managed: false,
                     binary: None,
@@ -400,13 +511,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                     start_s: None,
                     stopped: None,
                 });
-                run_target(t, dbms, ib, record, None, &ctx)
+                run_workload(t, dbms, record, None, &ctx)
             }
             Prepared::Server(plan) => {
                 match start_server(t, &plan, &work.join(&t.name).join("server"), socket) {
                     Ok((mut running, dbms, record)) => {
-                        let ib = Ibench::new(params.clone(), dbms.clone());
-                        let r = run_target(t, dbms, ib, Some(record), Some(&mut running), &ctx);
+                        let r = run_workload(t, dbms, Some(record), Some(&mut running), &ctx);
                         running.stop();
                         r
                     }
@@ -465,20 +575,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 /// A target ready to run: an embedded engine or external server already open, or a server to
 /// start.
 enum Prepared {
-    Open(Arc<dyn Dbms>, Ibench),
-    Server(server::Plan),
+    Open(Arc<dyn Dbms>),
+    Server(Box<server::Plan>),
 }
 
 type Opened<'a> = Vec<(&'a Target, Prepared)>;
 
 fn open_targets<'a>(
     targets: &'a [Target],
-    params: &IbenchParams,
+    workload: &Workload,
     work: &Path,
     args: &RunArgs,
 ) -> anyhow::Result<Opened<'a>> {
     let mut opened = Vec::new();
-    let first = params.step_names().first().cloned();
     let mut user = None;
     for t in targets {
         let twork = work.join(&t.name);
@@ -487,21 +596,22 @@ fn open_targets<'a>(
             // Fail now, with one sentence, if the server cannot be reached.
             dbms.connect()
                 .map_err(|e| BadInput(format!("target {}: {e:#}", t.name)))?;
-            let ib = Ibench::new(params.clone(), dbms.clone());
-            if let Some(first) = &first {
-                if *first != StepName::Li0 {
-                    ib.check_tables(first)?;
-                }
-            }
-            opened.push((t, Prepared::Open(dbms, ib)));
+            workload.check_tables(&dbms)?;
+            opened.push((t, Prepared::Open(dbms)));
             continue;
         }
         if t.is_server() {
-            if first.as_ref().is_some_and(|f| *f != StepName::Li0) {
-                return bad_input(format!(
-                    "target {} is a server dbperf starts empty, so the steps must begin with l.i0",
-                    t.name
-                ));
+            if workload.needs_existing_tables() {
+                return bad_input(match workload {
+                    Workload::Ibench(_) => format!(
+                        "target {} is a server dbperf starts empty, so the steps must begin with l.i0",
+                        t.name
+                    ),
+                    Workload::Sysbench(_) => format!(
+                        "target {} is a server dbperf starts empty, so --skip-load cannot be used with it",
+                        t.name
+                    ),
+                });
             }
             if user.is_none() {
                 user = Some(server::process::server_user(args.server_user.as_deref())?);
@@ -513,19 +623,14 @@ fn open_targets<'a>(
                 Some(interrupt_flag()),
             )?;
             create_dir(&twork, "work directory")?;
-            opened.push((t, Prepared::Server(plan)));
+            opened.push((t, Prepared::Server(Box::new(plan))));
             continue;
         }
         create_dir(&twork, "work directory")?;
         let dbms = dbms::open_embedded(t, &twork)?;
-        let ib = Ibench::new(params.clone(), dbms.clone());
-        // A run that starts after l.i0 continues on an existing database.
-        if let Some(first) = &first {
-            if *first != StepName::Li0 {
-                ib.check_tables(first)?;
-            }
-        }
-        opened.push((t, Prepared::Open(dbms, ib)));
+        // A run that starts after the load continues on an existing database.
+        workload.check_tables(&dbms)?;
+        opened.push((t, Prepared::Open(dbms)));
     }
     Ok(opened)
 }
@@ -642,12 +747,12 @@ fn start_server(
     Ok((running, dbms, record))
 }
 
-fn default_out(preset: &str) -> PathBuf {
+fn default_out(suite: &str, preset: &str) -> PathBuf {
     let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
     let stamp = time::OffsetDateTime::now_utc()
         .format(&fmt)
         .unwrap_or_default();
-    let base = PathBuf::from("results").join(format!("{stamp}-ibench-{preset}"));
+    let base = PathBuf::from("results").join(format!("{stamp}-{suite}-{preset}"));
     let mut p = base.clone();
     let mut i = 2;
     while p.exists() {
@@ -657,7 +762,7 @@ fn default_out(preset: &str) -> PathBuf {
     p
 }
 
-fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
+pub(super) fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
     if let Err(e) = fs::create_dir_all(p) {
         return bad_input(format!("cannot create {what} {}: {e}", p.display()));
     }
@@ -669,17 +774,16 @@ fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct TargetRun<'a> {
-    params: &'a IbenchParams,
-    preset: &'a str,
-    out: &'a Path,
-    show: bool,
-    interrupt: &'a Arc<AtomicBool>,
-    count_rows: bool,
-    calibrate: bool,
+pub(super) struct TargetRun<'a> {
+    pub workload: &'a Workload,
+    pub out: &'a Path,
+    pub show: bool,
+    pub interrupt: &'a Arc<AtomicBool>,
+    pub count_rows: bool,
+    pub calibrate: bool,
     /// Databases live in `<work>/<target>`: the data directory whose devices the host record
     /// describes.
-    work: &'a Path,
+    pub work: &'a Path,
 }
 
 fn new_run_file(
@@ -704,10 +808,10 @@ fn new_run_file(
             config_text: String::new(),
             server: None,
         },
-        suite: "ibench".into(),
-        preset: ctx.preset.into(),
-        parameters: serde_json::to_value(ctx.params)?,
-        steps_planned: ctx.params.steps.clone(),
+        suite: ctx.workload.suite().into(),
+        preset: ctx.workload.preset().into(),
+        parameters: ctx.workload.parameters()?,
+        steps_planned: ctx.workload.steps(),
         host,
         started_at: now_rfc3339(),
         ended_at: None,
@@ -743,29 +847,35 @@ fn record_start_failure(
     Ok(())
 }
 
-/// Runs every step on one target. Returns its step files and final status; Err only when
-/// nothing could be measured (bad input, or the target could not even be opened).
-fn run_target(
+/// A target in progress: where its results go, its run file, and the host monitor.
+pub(super) struct Started {
+    pub tdir: PathBuf,
+    pub steps_dir: PathBuf,
+    pub run: RunFile,
+    pub monitor: Monitor,
+}
+
+impl Started {
+    pub fn write_run(&self) -> anyhow::Result<()> {
+        let p = self.tdir.join("run.json");
+        results::write_json_atomic(&p, &self.run)
+            .map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
+    }
+}
+
+/// Creates the target's result directory, starts watching the host and writes the first
+/// run.json (status `running`).
+pub(super) fn begin_target(
     target: &Target,
-    dbms: Arc<dyn Dbms>,
-    ib: Ibench,
-    record: Option<ServerRecord>,
-    mut running: Option<&mut server::Running>,
+    dbms: &Arc<dyn Dbms>,
+    record: &Option<ServerRecord>,
     ctx: &TargetRun,
-) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
-    let TargetRun {
-        params,
-        out,
-        show,
-        interrupt,
-        ..
-    } = *ctx;
-    let names = params.step_names();
+) -> anyhow::Result<Started> {
     crate::host::reset_own_peak_rss(&Default::default());
-    let tdir = out.join(&target.name);
+    let tdir = ctx.out.join(&target.name);
     let steps_dir = tdir.join("steps");
     create_dir(&steps_dir, "result directory")?;
-    let mut monitor = Monitor::start(
+    let monitor = Monitor::start(
         Default::default(),
         vec![ctx.work.join(&target.name)],
         ctx.calibrate,
@@ -777,15 +887,104 @@ fn run_target(
     run.target.config_name = dbms.config_name().into();
     run.target.config_text = dbms.config_text()?;
     run.target.server = record.clone();
-    let write_run = |run: &RunFile| {
-        results::write_json_atomic(&tdir.join("run.json"), run).map_err(|e| {
-            BadInput(format!(
-                "cannot write {}: {e}",
-                tdir.join("run.json").display()
-            ))
-        })
+    let started = Started {
+        tdir,
+        steps_dir,
+        run,
+        monitor,
     };
-    write_run(&run)?;
+    started.write_run()?;
+    Ok(started)
+}
+
+/// Stops a managed server, records how it ended and what the host did, and writes the final
+/// run.json.
+pub(super) fn end_target(
+    st: Started,
+    status: &str,
+    mut running: Option<&mut server::Running>,
+    record: Option<&ServerRecord>,
+) -> anyhow::Result<()> {
+    let Started {
+        tdir,
+        mut run,
+        monitor,
+        ..
+    } = st;
+    if let (Some(running), Some(record)) = (running.as_mut(), record) {
+        let died = !running.alive();
+        let how = running.stop();
+        if died && status == "failed" {
+            let tail = running.log_tail(15);
+            eprintln!("the server had exited; the end of its log:\n{tail}");
+            if let Some(e) = run.error.as_mut() {
+                e.push_str(&format!(" (the server had exited; its log ends:\n{tail})"));
+            }
+        }
+        let mut r = record.clone();
+        r.stopped = Some(if died {
+            format!("exited during the run; {how}")
+        } else {
+            how
+        });
+        run.target.server = Some(r);
+    }
+    let (host_record, host_warnings) = monitor.finish();
+    if let Some(c) = &host_record.calibration {
+        eprintln!(
+            "{:>7} host: calibration loop {:.1} ms before the run, {:.1} ms after ({:+.1}%)",
+            "", c.before_ms, c.after_ms, c.drift_pct
+        );
+    }
+    for w in &host_warnings {
+        eprintln!("{:>7} host warning: {w}", "");
+    }
+    if let Some(h) = run.host.as_object_mut() {
+        h.insert("during_run".into(), serde_json::to_value(&host_record)?);
+    }
+    run.warnings = host_warnings;
+    run.status = status.into();
+    run.ended_at = Some(now_rfc3339());
+    run.client_peak_rss_kb = crate::host::own_peak_rss_kb(&Default::default());
+    let p = tdir.join("run.json");
+    results::write_json_atomic(&p, &run)
+        .map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
+}
+
+/// Runs the run's suite on one target.
+fn run_workload(
+    target: &Target,
+    dbms: Arc<dyn Dbms>,
+    record: Option<ServerRecord>,
+    running: Option<&mut server::Running>,
+    ctx: &TargetRun,
+) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
+    match ctx.workload {
+        Workload::Ibench(p) => {
+            let ib = Ibench::new(p.clone(), dbms.clone());
+            run_target(target, dbms, ib, record, running, ctx)
+        }
+        Workload::Sysbench(p) => super::sysbench::run_target(target, dbms, p, record, running, ctx),
+    }
+}
+
+/// Runs every Insert Benchmark step on one target. Returns its step files and final status; Err
+/// only when nothing could be measured (bad input, or the target could not even be opened).
+fn run_target(
+    target: &Target,
+    dbms: Arc<dyn Dbms>,
+    ib: Ibench,
+    record: Option<ServerRecord>,
+    running: Option<&mut server::Running>,
+    ctx: &TargetRun,
+) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
+    let TargetRun {
+        show, interrupt, ..
+    } = *ctx;
+    let params = &ib.params;
+    let names = params.step_names();
+    let mut st = begin_target(target, &dbms, &record, ctx)?;
+    let steps_dir = st.steps_dir.clone();
 
     // Where the target's data lives, for IO and size: the server's datadir, SQLite's directory,
     // or nowhere on this host for an external server.
@@ -844,8 +1043,8 @@ fn run_target(
                     "{:>7} FAILED before it started: {e:#}",
                     def.name.to_string()
                 );
-                run.failed_step = Some(def.name.to_string());
-                run.error = sf.error.clone();
+                st.run.failed_step = Some(def.name.to_string());
+                st.run.error = sf.error.clone();
                 steps.push(sf);
                 status = "failed";
                 break;
@@ -859,7 +1058,7 @@ fn run_target(
             .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
         let mut progress = StepProgress::new(&def, series, show);
         let plan = ib.plan(&def, step_index);
-        monitor.step_begins(&def.name.to_string());
+        st.monitor.step_begins(&def.name.to_string());
         // Counters first and last, so their queries fall outside the /proc interval.
         let counters_before = dbms.counters().map_err(|e| e.to_string());
         let before = metrics::Snapshot::take(&sources);
@@ -870,9 +1069,9 @@ fn run_target(
             plan,
             &mut Sampling {
                 progress: &mut progress,
-                monitor: &mut monitor,
+                monitor: &mut st.monitor,
                 host_series: Some(host_series),
-                sources: &sources,
+                sources: Some(&sources),
             },
             interrupt,
         );
@@ -882,7 +1081,7 @@ fn run_target(
         } else {
             dbms.counters().map_err(|e| e.to_string())
         };
-        monitor.step_ends();
+        st.monitor.step_ends();
         progress.finish()?;
         let outcome = ib.outcome(&def, &m, &prepared);
         let mut step_status = if m.failure.is_some() {
@@ -962,8 +1161,8 @@ fn run_target(
         steps.push(sf);
         match step_status {
             "failed" => {
-                run.failed_step = Some(def.name.to_string());
-                run.error = steps.last().and_then(|s| s.error.clone());
+                st.run.failed_step = Some(def.name.to_string());
+                st.run.error = steps.last().and_then(|s| s.error.clone());
                 status = "failed";
                 break;
             }
@@ -974,53 +1173,19 @@ fn run_target(
             _ => {}
         }
     }
-    if let (Some(running), Some(record)) = (running.as_mut(), record.as_ref()) {
-        let died = !running.alive();
-        let how = running.stop();
-        if died && status == "failed" {
-            let tail = running.log_tail(15);
-            eprintln!("the server had exited; the end of its log:\n{tail}");
-            if let Some(e) = run.error.as_mut() {
-                e.push_str(&format!(" (the server had exited; its log ends:\n{tail})"));
-            }
-        }
-        let mut r = record.clone();
-        r.stopped = Some(if died {
-            format!("exited during the run; {how}")
-        } else {
-            how
-        });
-        run.target.server = Some(r);
-    }
-    let (host_record, host_warnings) = monitor.finish();
-    if let Some(c) = &host_record.calibration {
-        eprintln!(
-            "{:>7} host: calibration loop {:.1} ms before the run, {:.1} ms after ({:+.1}%)",
-            "", c.before_ms, c.after_ms, c.drift_pct
-        );
-    }
-    for w in &host_warnings {
-        eprintln!("{:>7} host warning: {w}", "");
-    }
-    if let Some(h) = run.host.as_object_mut() {
-        h.insert("during_run".into(), serde_json::to_value(&host_record)?);
-    }
-    run.warnings = host_warnings;
-    run.status = status.into();
-    run.ended_at = Some(now_rfc3339());
-    run.client_peak_rss_kb = crate::host::own_peak_rss_kb(&Default::default());
-    write_run(&run)?;
+    end_target(st, status, running, record.as_ref())?;
     Ok((steps, status))
 }
 
 /// Feeds the progress view and samples the host's CPU frequency on the engine's once-a-second
 /// tick, so sampling costs no thread of its own and happens only while a step is measured.
-struct Sampling<'a> {
-    progress: &'a mut StepProgress,
-    monitor: &'a mut Monitor,
-    /// None once a write failed: the samples are lost, the step goes on.
-    host_series: Option<metrics::series::HostSeries>,
-    sources: &'a metrics::Sources,
+pub(super) struct Sampling<'a> {
+    pub progress: &'a mut dyn engine::Observer,
+    pub monitor: &'a mut Monitor,
+    /// Per-second host samples; None when not taken or once a write failed (the samples are
+    /// lost, the step goes on).
+    pub host_series: Option<metrics::series::HostSeries>,
+    pub sources: Option<&'a metrics::Sources>,
 }
 
 impl Drop for Sampling<'_> {
@@ -1034,8 +1199,8 @@ impl Drop for Sampling<'_> {
 impl engine::Observer for Sampling<'_> {
     fn on_second(&mut self, row: &engine::SecondRow) {
         self.progress.on_second(row);
-        if let Some(h) = self.host_series.as_mut() {
-            if h.sample(self.sources).is_err() {
+        if let (Some(h), Some(s)) = (self.host_series.as_mut(), self.sources) {
+            if h.sample(s).is_err() {
                 self.host_series = None;
             }
         }
@@ -1046,13 +1211,13 @@ impl engine::Observer for Sampling<'_> {
     }
 }
 
-fn finish_step(steps_dir: &Path, sf: &StepFile) -> anyhow::Result<()> {
+pub(super) fn finish_step(steps_dir: &Path, sf: &StepFile) -> anyhow::Result<()> {
     let p = steps_dir.join(format!("{}.json", sf.step));
     results::write_json_atomic(&p, sf)
         .map_err(|e| BadInput(format!("cannot write {}: {e}", p.display())).into())
 }
 
-fn step_line(s: &StepFile) -> String {
+pub(super) fn step_line(s: &StepFile) -> String {
     let mut line = format!(
         "{:>7} {:>7.1} s  {} {}",
         s.step,

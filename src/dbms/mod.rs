@@ -54,6 +54,11 @@ pub trait Conn {
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError>;
     /// Runs a query returning one integer (or NULL).
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError>;
+    /// Runs one statement given as SQL text, without preparing it (the server parses and plans
+    /// it every time), and fetches every column of every row. Returns the rows fetched or, for a
+    /// statement that returns no rows, the rows it changed. This is sysbench's `con:query()`
+    /// and its `--db-ps-mode=disable`.
+    fn run_text(&mut self, sql: &str) -> Result<u64, DbError>;
 }
 
 /// The Insert Benchmark's two delete statements (spec §1.6).
@@ -112,6 +117,23 @@ pub trait Dialect: Send + Sync {
     fn table_exists_sql(&self, table: &str) -> String;
     /// One integer: 1 when the named index exists.
     fn index_exists_sql(&self, table: &str, index: &str) -> String;
+    /// Drop and create a sysbench table `sbtest<N>` as sysbench 1.0's oltp_common.lua creates it
+    /// on this engine (id auto-assigned, `k`, `c CHAR(120)`, `pad CHAR(60)`, PRIMARY KEY (id)).
+    fn sysbench_create_table(&self, table: &str) -> Vec<String>;
+    /// sysbench's secondary index on `k`, built right after the table is loaded.
+    fn sysbench_create_index(&self, table: &str, n: u64) -> String {
+        format!("CREATE INDEX k_{n} ON {table}(k)")
+    }
+    /// oltp_insert on MySQL names `id` with the value 0 so AUTO_INCREMENT assigns it; on
+    /// PostgreSQL it leaves `id` out (SERIAL), as SQLite must (0 would be a real rowid).
+    fn sysbench_insert_names_id(&self) -> bool {
+        false
+    }
+    /// Errors after which sysbench rolls back and restarts the event instead of stopping: the
+    /// transient ones (deadlocks, lock wait timeouts, serialization failures).
+    fn sysbench_ignorable(&self, e: &DbError) -> bool {
+        e.transient
+    }
 }
 
 /// A connected target: everything a benchmark needs from a database engine.

@@ -506,6 +506,11 @@ impl Conn for MysqlConn {
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         conn_i64(&mut self.conn, sql)
     }
+
+    fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        let (rows, done) = self.conn.query_text_walk(sql).map_err(map_err)?;
+        Ok(if rows > 0 { rows } else { done.affected })
+    }
 }
 
 pub struct MysqlDialect {
@@ -573,6 +578,22 @@ impl Dialect for MysqlDialect {
             "SELECT count(DISTINCT index_name) FROM information_schema.STATISTICS \
              WHERE table_schema = DATABASE() AND table_name = '{t}' AND index_name = '{index}'"
         )
+    }
+
+    fn sysbench_create_table(&self, t: &str) -> Vec<String> {
+        vec![
+            format!("DROP TABLE IF EXISTS {t}"),
+            format!(
+                "CREATE TABLE {t}(id INTEGER NOT NULL AUTO_INCREMENT, \
+                 k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
+                 pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) /*! ENGINE = {} */",
+                self.storage.engine_clause()
+            ),
+        ]
+    }
+
+    fn sysbench_insert_names_id(&self) -> bool {
+        true
     }
 }
 

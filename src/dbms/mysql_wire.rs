@@ -259,41 +259,75 @@ impl Wire {
     /// Runs SQL text (several statements allowed) and calls `row` for every row of every result,
     /// with the row's columns as text (None for NULL). Stops at the first error.
     pub fn query_text(&mut self, sql: &str, mut row: impl FnMut(&[Option<&[u8]>])) -> Result<Done> {
+        let (_, done) = self.text_results(sql, |p, n| {
+            // Text queries through here are setup and maintenance, not the measured path: a Vec
+            // per row is fine.
+            let mut cols = Vec::with_capacity(n);
+            let mut r = Reader(p);
+            for _ in 0..n {
+                if r.0.first() == Some(&0xFB) {
+                    r.take(1)?;
+                    cols.push(None);
+                } else {
+                    cols.push(Some(r.lenenc_bytes()?));
+                }
+            }
+            row(&cols);
+            Ok(())
+        })?;
+        Ok(done)
+    }
+
+    /// Runs one statement as SQL text (COM_QUERY, not prepared) and walks every value of every
+    /// row in place, as `execute` does for prepared statements. Returns rows read and what the
+    /// final OK packet said.
+    pub fn query_text_walk(&mut self, sql: &str) -> Result<(u64, Done)> {
+        self.text_results(sql, |p, n| {
+            let mut r = Reader(p);
+            for _ in 0..n {
+                if r.0.first() == Some(&0xFB) {
+                    r.take(1)?;
+                } else {
+                    std::hint::black_box(r.lenenc_bytes()?);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Sends SQL text and reads every result, passing each row packet and its column count to
+    /// `row`. Returns rows read and the last OK packet's content.
+    fn text_results(
+        &mut self,
+        sql: &str,
+        mut row: impl FnMut(&[u8], usize) -> Result<()>,
+    ) -> Result<(u64, Done)> {
         self.begin(0);
         self.out.push(COM_QUERY);
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
+        let mut rows = 0u64;
+        let mut last = Done::default();
         loop {
-            let (status, done) = match self.read_result_head()? {
-                Head::Ok(status, done) => (status, done),
-                Head::Columns(n) => {
-                    let status = loop {
-                        let (s, e) = self.read_packet()?;
-                        let p = &self.net.rbuf[s..e];
-                        match self.row_or_end(p)? {
-                            Some(status) => break status,
-                            None => {
-                                // Text queries are for setup and maintenance, not the measured
-                                // path: a Vec per row is fine here.
-                                let mut cols = Vec::with_capacity(n);
-                                let mut r = Reader(p);
-                                for _ in 0..n {
-                                    if r.0.first() == Some(&0xFB) {
-                                        r.take(1)?;
-                                        cols.push(None);
-                                    } else {
-                                        cols.push(Some(r.lenenc_bytes()?));
-                                    }
-                                }
-                                row(&cols);
-                            }
-                        }
-                    };
-                    (status, Done::default())
+            let status = match self.read_result_head()? {
+                Head::Ok(status, done) => {
+                    last = done;
+                    status
                 }
+                Head::Columns(n) => loop {
+                    let (s, e) = self.read_packet()?;
+                    let p = &self.net.rbuf[s..e];
+                    match self.row_or_end(p)? {
+                        Some(status) => break status,
+                        None => {
+                            row(p, n)?;
+                            rows += 1;
+                        }
+                    }
+                },
             };
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
-                return Ok(done);
+                return Ok((rows, last));
             }
         }
     }

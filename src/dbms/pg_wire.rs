@@ -240,6 +240,33 @@ impl PgWire {
         })
     }
 
+    /// Runs one statement as SQL text (simple query protocol, not prepared) and walks every
+    /// value of every row in place, as `execute` does. Returns (rows read, the command tag's
+    /// count).
+    pub fn simple_query_walk(&mut self, sql: &str) -> Result<(u64, u64)> {
+        self.begin(b'Q');
+        self.put_cstr(sql);
+        self.finish_send()?;
+        let mut rows = 0u64;
+        let mut count = 0u64;
+        self.until_ready(|t, body| {
+            match t {
+                b'D' => {
+                    let mut r = Reader(body);
+                    let n = r.i16()?;
+                    for _ in 0..n {
+                        std::hint::black_box(r.value()?);
+                    }
+                    rows += 1;
+                }
+                b'C' => count = tag_count(body),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((rows, count))
+    }
+
     /// Prepares `sql` as a named statement and learns the parameter types the server inferred.
     pub fn prepare(&mut self, sql: &str) -> Result<Prepared> {
         let name = format!("dbperf{}", self.named);

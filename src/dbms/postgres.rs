@@ -98,6 +98,11 @@ impl Conn for PgConn {
         Ok(self.run(stmt, params)?.0)
     }
 
+    fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        let (rows, count) = self.wire.simple_query_walk(sql).map_err(map_err)?;
+        Ok(rows.max(count))
+    }
+
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         let mut first: Option<Option<String>> = None;
         self.wire
@@ -339,6 +344,23 @@ impl Dialect for PgDialect {
 
     fn index_exists_sql(&self, _t: &str, index: &str) -> String {
         format!("SELECT (to_regclass('{index}') IS NOT NULL)::int")
+    }
+
+    fn sysbench_create_table(&self, t: &str) -> Vec<String> {
+        vec![
+            format!("DROP TABLE IF EXISTS {t}"),
+            format!(
+                "CREATE TABLE {t}(id SERIAL, k INTEGER DEFAULT '0' NOT NULL, \
+                 c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
+                 PRIMARY KEY (id))"
+            ),
+        ]
+    }
+
+    /// sysbench's PostgreSQL driver also rolls back and restarts on a unique violation (23505),
+    /// which concurrent delete+insert of one id in write-only and read-write can cause.
+    fn sysbench_ignorable(&self, e: &DbError) -> bool {
+        e.transient || e.message.ends_with("(SQLSTATE 23505)")
     }
 }
 

@@ -421,6 +421,25 @@ impl Conn for SqliteConn {
         })
     }
 
+    fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        let conn = self.cell.borrow_owner();
+        // Compiled anew every time, as a server parses an unprepared statement.
+        let mut st = conn.prepare(sql).map_err(map_err)?;
+        let ncols = st.column_count();
+        if ncols == 0 {
+            return st.raw_execute().map(|n| n as u64).map_err(map_err);
+        }
+        let mut rows = st.raw_query();
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            for c in 0..ncols {
+                std::hint::black_box(row.get_ref(c).map_err(map_err)?);
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         self.cell
             .borrow_owner()
@@ -462,5 +481,17 @@ impl Dialect for SqliteDialect {
 
     fn index_exists_sql(&self, t: &str, index: &str) -> String {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '{t}' AND name = '{index}'")
+    }
+
+    fn sysbench_create_table(&self, t: &str) -> Vec<String> {
+        // id is the rowid (INTEGER PRIMARY KEY): rows loaded without an id get 1, 2, 3 ... as
+        // with AUTO_INCREMENT and SERIAL, and a point select by id is one b-tree descent.
+        vec![
+            format!("DROP TABLE IF EXISTS {t}"),
+            format!(
+                "CREATE TABLE {t}(id INTEGER PRIMARY KEY, k INTEGER DEFAULT '0' NOT NULL, \
+                 c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
+            ),
+        ]
     }
 }

@@ -13,6 +13,8 @@ pub struct SeriesWriter {
     out: BufWriter<File>,
     /// (column index in the engine's kinds, name)
     kinds: Vec<(usize, &'static str)>,
+    /// sysbench steps: statements per operation, for a `queries_per_s` column over all kinds.
+    queries_per_op: Option<u64>,
 }
 
 impl SeriesWriter {
@@ -20,6 +22,17 @@ impl SeriesWriter {
         steps_dir: &Path,
         step: &str,
         kinds: Vec<(usize, &'static str)>,
+    ) -> std::io::Result<Self> {
+        Self::create_with_queries(steps_dir, step, kinds, None)
+    }
+
+    /// As `create`, plus a last column `queries_per_s`: operations of every listed kind times
+    /// `queries_per_op` per second (sysbench's per-interval QPS).
+    pub fn create_with_queries(
+        steps_dir: &Path,
+        step: &str,
+        kinds: Vec<(usize, &'static str)>,
+        queries_per_op: Option<u64>,
     ) -> std::io::Result<Self> {
         let path = steps_dir.join(format!("{step}.series.csv"));
         let tmp = steps_dir.join(format!(".{step}.series.csv.tmp"));
@@ -30,13 +43,18 @@ impl SeriesWriter {
                 header.push_str(&format!(",{k}_{col}"));
             }
         }
-        header.push_str(",target_rows_per_s,achieved_rows_per_s\n");
+        header.push_str(",target_rows_per_s,achieved_rows_per_s");
+        if queries_per_op.is_some() {
+            header.push_str(",queries_per_s");
+        }
+        header.push('\n');
         out.write_all(header.as_bytes())?;
         Ok(SeriesWriter {
             tmp,
             path,
             out,
             kinds,
+            queries_per_op,
         })
     }
 
@@ -55,10 +73,15 @@ impl SeriesWriter {
         }
         let opt = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_default();
         line.push_str(&format!(
-            ",{},{}\n",
+            ",{},{}",
             opt(r.target_rows_per_s),
             opt(r.achieved_rows_per_s)
         ));
+        if let Some(q) = self.queries_per_op {
+            let ops: u64 = self.kinds.iter().map(|&(i, _)| r.kinds[i].ops).sum();
+            line.push_str(&format!(",{:.1}", (ops * q) as f64 / r.interval_s));
+        }
+        line.push('\n');
         self.out.write_all(line.as_bytes())?;
         // One row a second: flushing each keeps the temporary file a live feed (`tail -f`).
         self.out.flush()

@@ -3,6 +3,7 @@
 
 pub mod config_file;
 pub mod presets;
+pub mod sysbench;
 pub mod target;
 
 use crate::dbms::DeleteForm;

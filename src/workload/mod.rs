@@ -2,3 +2,4 @@
 //! engine and never measure time or read /proc themselves.
 
 pub mod ibench;
+pub mod sysbench;

@@ -612,43 +612,57 @@ impl Ibench {
     /// from when cleanup started (spec §2.4). Stops early on interrupt.
     pub fn cleanup_and_wait(&self, interrupt: &AtomicBool) -> Cleanup {
         let (budget_s, rule) = self.params.wait_budget();
-        let start = Instant::now();
-        let deadline = start + Duration::from_secs(budget_s);
-        let mut actions = Vec::new();
-        let (restore, mut error) =
-            match self
-                .dbms
-                .ibench_cleanup(&self.params.tables(), deadline, &mut actions)
-            {
-                Ok(r) => (r, None),
-                Err(e) => (Vec::new(), Some(e.message)),
-            };
-        let work_s = start.elapsed().as_secs_f64();
-        while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-        }
-        let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
-        // Settings changed for the wait go back, even after an interrupt.
-        if !restore.is_empty() {
-            let restored = self.dbms.connect().and_then(|mut c| {
-                for sql in &restore {
-                    c.execute_batch(sql)?;
-                    actions.push(sql.clone());
-                }
-                Ok(())
-            });
-            if let Err(e) = restored {
-                error.get_or_insert(format!("restoring settings after the wait: {e:#}"));
-            }
-        }
-        Cleanup {
+        cleanup_and_wait(
+            self.dbms.as_ref(),
+            &self.params.tables(),
             budget_s,
             rule,
-            actions,
-            work_s,
-            slept_s,
-            error,
+            interrupt,
+        )
+    }
+}
+
+/// The engine's post-load maintenance on `tables`, then sleep what is left of `budget_s`,
+/// measured from when it started; settings changed for the wait are put back after it, even
+/// after an interrupt. Shared by the Insert Benchmark (after l.i2) and sysbench ("postwrite").
+pub fn cleanup_and_wait(
+    dbms: &dyn Dbms,
+    tables: &[String],
+    budget_s: u64,
+    rule: String,
+    interrupt: &AtomicBool,
+) -> Cleanup {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(budget_s);
+    let mut actions = Vec::new();
+    let (restore, mut error) = match dbms.ibench_cleanup(tables, deadline, &mut actions) {
+        Ok(r) => (r, None),
+        Err(e) => (Vec::new(), Some(e.message)),
+    };
+    let work_s = start.elapsed().as_secs_f64();
+    while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
+        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+    }
+    let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
+    if !restore.is_empty() {
+        let restored = dbms.connect().and_then(|mut c| {
+            for sql in &restore {
+                c.execute_batch(sql)?;
+                actions.push(sql.clone());
+            }
+            Ok(())
+        });
+        if let Err(e) = restored {
+            error.get_or_insert(format!("restoring settings after the wait: {e:#}"));
         }
+    }
+    Cleanup {
+        budget_s,
+        rule,
+        actions,
+        work_s,
+        slept_s,
+        error,
     }
 }
 
