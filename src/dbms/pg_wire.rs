@@ -247,24 +247,7 @@ impl PgWire {
         self.begin(b'Q');
         self.put_cstr(sql);
         self.finish_send()?;
-        let mut rows = 0u64;
-        let mut count = 0u64;
-        self.until_ready(|t, body| {
-            match t {
-                b'D' => {
-                    let mut r = Reader(body);
-                    let n = r.i16()?;
-                    for _ in 0..n {
-                        std::hint::black_box(r.value()?);
-                    }
-                    rows += 1;
-                }
-                b'C' => count = tag_count(body),
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok((rows, count))
+        self.walk_rows()
     }
 
     /// Prepares `sql` as a named statement and learns the parameter types the server inferred.
@@ -342,6 +325,12 @@ impl PgWire {
         self.add(b'S');
         self.end_message();
         self.flush()?;
+        self.walk_rows()
+    }
+
+    /// Reads a result to ReadyForQuery, handing every value of every row to `black_box` (as a
+    /// client using them would touch them); returns (rows, the command tag's count).
+    fn walk_rows(&mut self) -> Result<(u64, u64)> {
         let mut rows = 0u64;
         let mut count = 0u64;
         self.until_ready(|t, body| {
