@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what dbperf's tests need on Debian 12: PostgreSQL, MariaDB with MyRocks, sysbench
-# (fidelity checks) and sysstat (vmstat/iostat truth checks). Run as root (or with sudo).
+# (fidelity checks), sysstat and procps (iostat and vmstat truth checks) and Chromium (renders
+# report.html headless). Run as root (or with sudo).
 #
 # dbperf starts its own private server instances, so the packaged services are kept from starting
 # while the packages install (policy-rc.d answers "not allowed" to invoke-rc.d).
 set -euo pipefail
 
-packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat)
+packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat procps chromium)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,11 +3,14 @@
 //! Data flows one way: `spec` (what to run) -> `workload` builds roles over a `dbms` adapter ->
 //! `engine` runs them on threads and measures -> `results` writes them -> `report` reads them.
 
+pub mod analysis;
 pub mod cli;
 pub mod dbms;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod metrics;
+pub mod report;
 pub mod results;
 pub mod server;
 pub mod spec;

@@ -194,3 +194,32 @@ fn bad_input_is_one_sentence_and_exit_2() {
         "nothing half-written: the result directory is removed again"
     );
 }
+
+#[test]
+fn writeamp_explains_counters_given_by_hand_and_refuses_bad_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("c.json");
+    std::fs::write(
+        &f,
+        r#"{"engine": "mysql",
+            "start": {"Innodb_os_log_written": 1000, "Innodb_os_log_fsyncs": 10, "Innodb_pages_written": 5},
+            "end": {"Innodb_os_log_written": 513000, "Innodb_os_log_fsyncs": 1010, "Innodb_pages_written": 605},
+            "device_write_bytes": 24000000}"#,
+    )
+    .unwrap();
+    let o = run(&["writeamp", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // 1000 syncs of 512 bytes each pad to 4 KiB: 8x the log counter.
+    assert!(out.contains("1000, 512 bytes each"), "{out}");
+    assert!(out.contains("8.00x the log counter"), "{out}");
+    assert!(out.contains("2.32x"), "{out}");
+
+    std::fs::write(&f, r#"{"engine": "mysql", "start": {}}"#).unwrap();
+    let o = run(&["writeamp", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let o = run(&["writeamp", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

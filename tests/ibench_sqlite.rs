@@ -48,6 +48,28 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
             "{} did real work",
             s.step
         );
+        // Hardware cost: dbperf is the DBMS here, so the client did all the work.
+        let h = s.hardware.as_ref().expect("hardware");
+        assert!(h.server.is_none(), "embedded: no server process");
+        let client = h.client.as_ref().unwrap();
+        assert!(client.user_s + client.system_s > 0.0, "{}", s.step);
+        let host = h.host.as_ref().unwrap();
+        assert!(host.busy_pct > 0.0 && host.busy_pct <= 100.0, "{host:?}");
+        assert!(h.per_op.client_cpu_us.unwrap() > 0.0);
+        assert!(h.op_count > 0.0 && h.interval_s > 0.0);
+        assert!(h.data_dir_bytes.unwrap() > 0);
+        assert_eq!(
+            h.per_insert.is_some(),
+            h.op != "indexed_row" && h.io.is_some()
+        );
+        let c = s.dbms.as_ref().expect("dbms counters");
+        assert!(c.error.is_none() && c.end["database_size_bytes"] > 0.0);
+        if s.step == "l.i0" {
+            assert!(
+                c.delta["database_size_bytes"] > 0.0,
+                "the load grew the database"
+            );
+        }
         let expected: &[&str] = match s.step.as_str() {
             "l.i0" => &["insert"],
             "l.x" => &["index", "insert"],

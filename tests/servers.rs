@@ -78,6 +78,47 @@ fn quick_on(target: &str, name: &str, version: &str) {
     }
     assert_eq!(steps[0].ops["insert"].rows, 100_000);
     assert!(steps[3].cleanup.as_ref().unwrap().error.is_none());
+    // What the steps cost: the server's process tree did the work, dbperf much less of it.
+    let (mut server_cpu, mut client_cpu) = (0.0, 0.0);
+    for s in &steps {
+        let h = s.hardware.as_ref().expect("hardware");
+        let srv = h
+            .server
+            .as_ref()
+            .expect("a managed server's CPU is measured");
+        server_cpu += srv.user_s + srv.system_s;
+        let cl = h.client.as_ref().unwrap();
+        client_cpu += cl.user_s + cl.system_s;
+        assert!(
+            srv.rss_kb > 1024,
+            "{}: server RSS {} KiB",
+            s.step,
+            srv.rss_kb
+        );
+        assert!(h.ibench_row.rss.unwrap() > 0.0);
+        assert!(h.data_dir_bytes.unwrap() > 1 << 20, "{}", s.step);
+    }
+    assert!(server_cpu > 0.5, "server CPU over the run: {server_cpu} s");
+    // The DBMS's own counters: the load wrote its log, and the size is known.
+    let c = steps[0].dbms.as_ref().expect("dbms counters");
+    assert!(c.error.is_none(), "{:?}", c.error);
+    let log = c.write_amplification.log_bytes.expect("log bytes");
+    assert!(log > 1e6, "{}: log bytes {log}", steps[0].step);
+    assert!(
+        steps[0]
+            .hardware
+            .as_ref()
+            .unwrap()
+            .ibench_row
+            .dbgb1
+            .unwrap()
+            > 0.0
+    );
+    assert!(c.write_amplification.amplification.is_some());
+    assert!(
+        client_cpu < server_cpu,
+        "client {client_cpu} s vs server {server_cpu} s"
+    );
     let datadir = server.datadir.as_ref().unwrap();
     assert!(
         processes_using(Path::new(datadir)).is_empty(),
@@ -167,6 +208,15 @@ fn external_server_is_measured_without_being_managed() {
         steps[2].table_rows.as_ref().unwrap()["pi1"] as i64,
         net_rows(&steps)
     );
+    // An external server: no pid and no data directory here, and the step says so.
+    let h = steps[0].hardware.as_ref().unwrap();
+    assert!(h.server.is_none() && h.io.is_none());
+    assert!(
+        h.missing.iter().any(|m| m.contains("external")),
+        "{:?}",
+        h.missing
+    );
+    assert!(h.client.is_some() && h.host.is_some());
     // dbperf did not stop a server it does not manage.
     assert!(
         !processes_using(&dir.join("data")).is_empty(),

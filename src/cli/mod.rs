@@ -4,10 +4,12 @@
 mod host;
 mod progress;
 mod record;
+mod report;
 mod run;
 mod server;
 mod summary;
 mod sysbench;
+mod writeamp;
 
 use clap::{Parser, Subcommand};
 
@@ -43,6 +45,10 @@ pub enum Command {
     /// Show, tune and exactly undo the host settings that make results vary.
     #[command(subcommand)]
     Host(host::HostCommand),
+    /// Write amplification of finished steps, or of DBMS counters collected by hand.
+    Writeamp(writeamp::WriteampArgs),
+    /// Turn result directories into a report: what got faster or slower, and why.
+    Report(report::ReportArgs),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -63,6 +69,8 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(*args),
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),
+        Command::Writeamp(a) => writeamp::run(a),
+        Command::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => code,

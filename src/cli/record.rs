@@ -108,6 +108,8 @@ pub fn step_file(r: StepRecord) -> StepFile {
         }),
         table_rows: r.table_rows,
         series_file: r.measurement.map(|_| format!("{step}.series.csv")),
+        hardware: None,
+        dbms: None,
         sysbench: None,
     }
 }

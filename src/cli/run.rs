@@ -16,6 +16,7 @@ use crate::dbms::{self, Dbms, DeleteForm};
 use crate::engine;
 use crate::error::{bad_input, is_bad_input, BadInput};
 use crate::host::monitor::Monitor;
+use crate::metrics;
 use crate::results::{
     self, series::SeriesWriter, RunFile, ServerRecord, StepFile, TargetInfo, Tool, SCHEMA,
 };
@@ -590,6 +591,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         println!("{}", table(&summaries));
     }
     println!("Results: {}", out.display());
+    super::report::after_run(&out, &targets);
     if interrupt.load(Ordering::SeqCst) {
         return Ok(EXIT_INTERRUPTED);
     }
@@ -1010,6 +1012,14 @@ fn run_target(
     let mut st = begin_target(target, &dbms, &record, ctx)?;
     let steps_dir = st.steps_dir.clone();
 
+    // Where the target's data lives, for IO and size: the server's datadir, SQLite's directory,
+    // or nowhere on this host for an external server.
+    let data_dir = match (&running, target.external.is_some()) {
+        (Some(r), _) => Some(r.datadir.clone()),
+        (None, true) => None,
+        (None, false) => Some(ctx.work.join(&target.name)),
+    };
+    let sources = metrics::Sources::new(data_dir.as_deref(), running.as_ref().map(|r| r.pid));
     let all = params.all_step_names();
     let mut steps: Vec<StepFile> = Vec::new();
     let mut status = "ok";
@@ -1075,14 +1085,28 @@ fn run_target(
         let mut progress = StepProgress::new(&def, series, show);
         let plan = ib.plan(&def, step_index);
         st.monitor.step_begins(&def.name.to_string());
+        // Counters first and last, so their queries fall outside the /proc interval.
+        let counters_before = dbms.counters().map_err(|e| e.to_string());
+        let before = metrics::Snapshot::take(&sources);
+        let host_series =
+            metrics::series::HostSeries::create(&steps_dir, &def.name.to_string(), &sources)
+                .map_err(|e| BadInput(format!("cannot write into {}: {e}", steps_dir.display())))?;
         let m = engine::run_step(
             plan,
             &mut Sampling {
                 progress: &mut progress,
                 monitor: &mut st.monitor,
+                host_series: Some(host_series),
+                sources: Some(&sources),
             },
             interrupt,
         );
+        let after = metrics::Snapshot::take(&sources);
+        let counters_after = if m.failure.is_some() {
+            Err("not read: the step failed".to_string())
+        } else {
+            dbms.counters().map_err(|e| e.to_string())
+        };
         st.monitor.step_ends();
         progress.finish()?;
         let outcome = ib.outcome(&def, &m, &prepared);
@@ -1125,7 +1149,7 @@ fn run_target(
         } else {
             None
         };
-        let sf = record(
+        let mut sf = record(
             Some(&m),
             Some(&outcome),
             cleanup.as_ref(),
@@ -1134,6 +1158,30 @@ fn run_target(
             prepared.warnings.clone(),
             table_rows,
         );
+        let is_query = matches!(def.name, StepName::Qr(_) | StepName::Qp(_));
+        let mut hw = metrics::hardware(
+            &sources,
+            &before,
+            &after,
+            &metrics::Work {
+                op: match def.name {
+                    StepName::Lx => "indexed_row",
+                    _ if is_query => "query",
+                    _ => "insert",
+                },
+                op_count: sf.headline.value * sf.duration_s,
+                inserted_rows: sf.ops.get("insert").map_or(0, |o| o.rows),
+                is_query_step: is_query,
+            },
+        );
+        sf.dbms = Some(metrics::dbms_counters(
+            dbms.engine(),
+            counters_before,
+            counters_after,
+            data_dir.as_deref(),
+            &mut hw,
+        ));
+        sf.hardware = Some(hw);
         finish_step(&steps_dir, &sf)?;
         eprintln!("{}", step_line(&sf));
         steps.push(sf);
@@ -1160,11 +1208,28 @@ fn run_target(
 pub(super) struct Sampling<'a> {
     pub progress: &'a mut dyn engine::Observer,
     pub monitor: &'a mut Monitor,
+    /// Per-second host samples; None when not taken or once a write failed (the samples are
+    /// lost, the step goes on).
+    pub host_series: Option<metrics::series::HostSeries>,
+    pub sources: Option<&'a metrics::Sources>,
+}
+
+impl Drop for Sampling<'_> {
+    fn drop(&mut self) {
+        if let Some(h) = self.host_series.take() {
+            let _ = h.finish();
+        }
+    }
 }
 
 impl engine::Observer for Sampling<'_> {
     fn on_second(&mut self, row: &engine::SecondRow) {
         self.progress.on_second(row);
+        if let (Some(h), Some(s)) = (self.host_series.as_mut(), self.sources) {
+            if h.sample(s).is_err() {
+                self.host_series = None;
+            }
+        }
         // The last, partial row is reported after the load has stopped.
         if row.interval_s >= 0.999 {
             self.monitor.second();

@@ -156,6 +156,13 @@ pub trait Dbms: Send + Sync {
         deadline: std::time::Instant,
         done: &mut Vec<String>,
     ) -> Result<Vec<String>, DbError>;
+    /// The engine's cumulative counters (log bytes and syncs, pages and bytes written, blocks
+    /// read, ...) and sizes, by name; a step records the difference of two snapshots
+    /// (docs/metrics.md, "DBMS counters"). Names differ by engine and version: only those this
+    /// server has are returned.
+    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+        Ok(Vec::new())
+    }
 }
 
 /// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are

@@ -420,6 +420,40 @@ impl Dbms for Mysql {
         &self.dialect
     }
 
+    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+        let mut conn = self.open()?;
+        // InnoDB's log and data writes (Innodb_os_log_fsyncs is gone from MariaDB 10.8+: then
+        // it is simply absent), the binlog, and MyRocks' write path.
+        let status = rows(
+            &mut conn,
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_written', \
+             'Innodb_os_log_fsyncs', 'Innodb_data_written', 'Innodb_data_writes', \
+             'Innodb_data_read', 'Innodb_data_reads', 'Innodb_dblwr_pages_written', \
+             'Innodb_pages_written', 'Innodb_buffer_pool_reads', 'Binlog_bytes_written', \
+             'Innodb_data_fsyncs', 'Com_commit') OR Variable_name LIKE 'rocksdb\\_bytes\\_written' \
+             OR Variable_name LIKE 'rocksdb\\_wal\\_%' \
+             OR Variable_name LIKE 'rocksdb\\_compact\\_%\\_bytes' \
+             OR Variable_name LIKE 'rocksdb\\_flush\\_write\\_bytes'",
+        )?;
+        let mut out: Vec<(String, f64)> = status
+            .iter()
+            .filter_map(|r| {
+                let v = to_text(Some(r), 1).parse::<f64>().ok()?;
+                Some((to_text(Some(r), 0).to_ascii_lowercase(), v))
+            })
+            .collect();
+        if let Some(size) = conn_i64(
+            &mut conn,
+            "SELECT CAST(coalesce(sum(data_length + index_length), 0) AS SIGNED) \
+             FROM information_schema.TABLES WHERE table_schema = DATABASE()",
+        )? {
+            // From the engines' statistics: InnoDB's lag until refreshed, MyRocks' stay 0 until
+            // the memtable is flushed. dbgb1 comes from the files instead (metrics).
+            out.push(("information_schema_size_bytes".into(), size as f64));
+        }
+        Ok(out)
+    }
+
     fn ibench_cleanup(
         &self,
         tables: &[String],

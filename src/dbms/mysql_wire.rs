@@ -715,12 +715,7 @@ pub(super) struct Reader<'a>(pub &'a [u8]);
 
 impl<'a> Reader<'a> {
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(protocol("a packet shorter than its fields"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
+        net::take(&mut self.0, n).ok_or_else(|| protocol("a packet shorter than its fields"))
     }
 
     pub fn u8(&mut self) -> Result<u8> {
@@ -759,14 +754,7 @@ impl<'a> Reader<'a> {
 
     /// A NUL-terminated string, without its NUL.
     pub fn nul_str(&mut self) -> Result<&'a [u8]> {
-        let end = self
-            .0
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| protocol("a string without its terminating NUL"))?;
-        let s = &self.0[..end];
-        self.0 = &self.0[end + 1..];
-        Ok(s)
+        net::take_nul(&mut self.0).ok_or_else(|| protocol("a string without its terminating NUL"))
     }
 }
 

@@ -114,6 +114,24 @@ fn wait_readable(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// Splits `n` bytes off the front of a message being parsed; None when it is shorter.
+pub fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    if b.len() < n {
+        return None;
+    }
+    let (head, rest) = b.split_at(n);
+    *b = rest;
+    Some(head)
+}
+
+/// Splits a NUL-terminated string off the front, without its NUL; None when there is no NUL.
+pub fn take_nul<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let end = b.iter().position(|&c| c == 0)?;
+    let s = &b[..end];
+    *b = &b[end + 1..];
+    Some(s)
+}
+
 /// One sentence for a broken connection.
 pub fn lost(e: &io::Error) -> String {
     match e.kind() {

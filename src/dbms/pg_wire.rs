@@ -247,24 +247,7 @@ impl PgWire {
         self.begin(b'Q');
         self.put_cstr(sql);
         self.finish_send()?;
-        let mut rows = 0u64;
-        let mut count = 0u64;
-        self.until_ready(|t, body| {
-            match t {
-                b'D' => {
-                    let mut r = Reader(body);
-                    let n = r.i16()?;
-                    for _ in 0..n {
-                        std::hint::black_box(r.value()?);
-                    }
-                    rows += 1;
-                }
-                b'C' => count = tag_count(body),
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok((rows, count))
+        self.walk_rows()
     }
 
     /// Prepares `sql` as a named statement and learns the parameter types the server inferred.
@@ -342,6 +325,12 @@ impl PgWire {
         self.add(b'S');
         self.end_message();
         self.flush()?;
+        self.walk_rows()
+    }
+
+    /// Reads a result to ReadyForQuery, handing every value of every row to `black_box` (as a
+    /// client using them would touch them); returns (rows, the command tag's count).
+    fn walk_rows(&mut self) -> Result<(u64, u64)> {
         let mut rows = 0u64;
         let mut count = 0u64;
         self.until_ready(|t, body| {
@@ -560,12 +549,7 @@ struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(protocol("a message shorter than its fields"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
+        net::take(&mut self.0, n).ok_or_else(|| protocol("a message shorter than its fields"))
     }
 
     fn u8(&mut self) -> Result<u8> {
@@ -592,14 +576,7 @@ impl<'a> Reader<'a> {
     }
 
     fn cstr(&mut self) -> Result<&'a [u8]> {
-        let end = self
-            .0
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or_else(|| protocol("a string without its terminating NUL"))?;
-        let s = &self.0[..end];
-        self.0 = &self.0[end + 1..];
-        Ok(s)
+        net::take_nul(&mut self.0).ok_or_else(|| protocol("a string without its terminating NUL"))
     }
 }
 

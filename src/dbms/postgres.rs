@@ -60,6 +60,15 @@ impl PgConn {
         Ok(out)
     }
 
+    /// Runs SQL text, handing each row's columns to `row`.
+    pub fn wire_rows(
+        &mut self,
+        sql: &str,
+        row: impl FnMut(&[Option<&[u8]>]),
+    ) -> Result<(), DbError> {
+        self.wire.simple_query(sql, row).map_err(map_err)
+    }
+
     /// (rows read, the command tag's count)
     fn run(&mut self, stmt: StmtId, params: &[Param]) -> Result<(u64, u64), DbError> {
         let st = self.stmts.get(stmt).ok_or_else(|| DbError {
@@ -176,6 +185,77 @@ impl Dbms for Postgres {
 
     fn dialect(&self) -> &dyn Dialect {
         &self.dialect
+    }
+
+    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+        let mut c = self.pg()?;
+        let version = c
+            .query_i64("SELECT current_setting('server_version_num')::int")?
+            .unwrap_or(0);
+        let mut sql = vec![
+            "SELECT 'wal_lsn_bytes', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text".to_string(),
+            format!("SELECT 'database_size_bytes', pg_database_size(current_database())::text"),
+            "SELECT 'blks_read', blks_read::text FROM pg_stat_database WHERE datname = current_database()".into(),
+            "SELECT 'blks_hit', blks_hit::text FROM pg_stat_database WHERE datname = current_database()".into(),
+            "SELECT 'xact_commit', xact_commit::text FROM pg_stat_database WHERE datname = current_database()".into(),
+        ];
+        if version >= 140_000 {
+            sql.push("SELECT 'wal_records', wal_records::text FROM pg_stat_wal".into());
+            sql.push("SELECT 'wal_fpi', wal_fpi::text FROM pg_stat_wal".into());
+            sql.push("SELECT 'wal_bytes', wal_bytes::text FROM pg_stat_wal".into());
+        }
+        if (140_000..180_000).contains(&version) {
+            // PostgreSQL 18 moved WAL writes and syncs to pg_stat_io.
+            sql.push("SELECT 'wal_write', wal_write::text FROM pg_stat_wal".into());
+            sql.push("SELECT 'wal_sync', wal_sync::text FROM pg_stat_wal".into());
+        }
+        if version >= 160_000 {
+            // Relation IO by every backend type: blocks read, written, extended, and fsyncs.
+            for c in ["reads", "writes", "extends", "fsyncs"] {
+                sql.push(format!(
+                    "SELECT 'io_relation_{c}', coalesce(sum({c}), 0)::text FROM pg_stat_io \
+                     WHERE object = 'relation'"
+                ));
+            }
+        }
+        if version >= 180_000 {
+            sql.push(
+                "SELECT 'wal_write', sum(writes)::text FROM pg_stat_io WHERE object = 'wal'".into(),
+            );
+            sql.push(
+                "SELECT 'wal_sync', sum(fsyncs)::text FROM pg_stat_io WHERE object = 'wal'".into(),
+            );
+        }
+        if version >= 170_000 {
+            sql.push("SELECT 'buffers_written_checkpoint', buffers_written::text FROM pg_stat_checkpointer".into());
+            sql.push(
+                "SELECT 'buffers_written_bgwriter', buffers_clean::text FROM pg_stat_bgwriter"
+                    .into(),
+            );
+        } else {
+            sql.push("SELECT 'buffers_written_checkpoint', buffers_checkpoint::text FROM pg_stat_bgwriter".into());
+            sql.push(
+                "SELECT 'buffers_written_bgwriter', buffers_clean::text FROM pg_stat_bgwriter"
+                    .into(),
+            );
+            sql.push(
+                "SELECT 'buffers_written_backend', buffers_backend::text FROM pg_stat_bgwriter"
+                    .into(),
+            );
+        }
+        let mut out = Vec::new();
+        for q in sql {
+            let mut pair: Option<(String, f64)> = None;
+            c.wire_rows(&q, |cols| {
+                if let (Some(Some(k)), Some(Some(v))) = (cols.first(), cols.get(1)) {
+                    if let Ok(v) = String::from_utf8_lossy(v).parse::<f64>() {
+                        pair = Some((String::from_utf8_lossy(k).into_owned(), v));
+                    }
+                }
+            })?;
+            out.extend(pair);
+        }
+        Ok(out)
     }
 
     /// VACUUM ANALYZE every table in parallel (INDEX_CLEANUP ON from PostgreSQL 12), then

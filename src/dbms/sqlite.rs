@@ -310,6 +310,28 @@ impl Dbms for Sqlite {
         &self.dialect
     }
 
+    /// SQLite keeps no cumulative write counters across connections: its sizes instead (the
+    /// database's pages and the WAL file), whose differences are the growth over a step.
+    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+        let conn = self.open_connection()?;
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(map_err)?;
+        let page_size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(map_err)?;
+        let mut out = vec![(
+            "database_size_bytes".to_string(),
+            (pages * page_size) as f64,
+        )];
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        if let Ok(m) = std::fs::metadata(&wal) {
+            out.push(("wal_file_bytes".into(), m.len() as f64));
+        }
+        Ok(out)
+    }
+
     fn ibench_cleanup(
         &self,
         _tables: &[String],

@@ -230,6 +230,12 @@ pub struct StepFile {
     pub table_rows: Option<BTreeMap<String, u64>>,
     /// null when the step failed before it started.
     pub series_file: Option<String>,
+    /// What the step cost the host, the server and dbperf (docs/metrics.md, "Hardware").
+    #[serde(default)]
+    pub hardware: Option<crate::metrics::Hardware>,
+    /// The DBMS's own counters over the step and the write amplification they imply.
+    #[serde(default)]
+    pub dbms: Option<crate::metrics::DbmsCounters>,
     /// What a sysbench microbenchmark step ran and its numbers in sysbench's terms; absent in
     /// Insert Benchmark steps, in the sysbench `load` step and in files written before the
     /// sysbench suite existed.

@@ -1,0 +1,168 @@
+//! `dbperf writeamp`: the write-amplification figures of finished steps, or of counters a DBA
+//! collected by hand, with what they mean (docs/metrics.md, "Write amplification").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Deserialize;
+
+use crate::error::bad_input;
+use crate::metrics::writeamp::{analyse, WriteAmp};
+
+#[derive(Args, Debug)]
+pub struct WriteampArgs {
+    /// A result directory (`<out>/<target>`), one step file (`steps/<step>.json`), or a JSON file
+    /// of counters: {"engine": "mysql", "delta": {"innodb_os_log_written": ...}} or with
+    /// "start" and "end" instead of "delta", and optionally "device_write_bytes"
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+}
+
+/// Counters given by hand.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CounterFile {
+    engine: String,
+    #[serde(default)]
+    delta: Option<BTreeMap<String, f64>>,
+    #[serde(default)]
+    start: Option<BTreeMap<String, f64>>,
+    #[serde(default)]
+    end: Option<BTreeMap<String, f64>>,
+    #[serde(default)]
+    device_write_bytes: Option<f64>,
+}
+
+pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
+    let p = &a.path;
+    if p.is_dir() {
+        let run = crate::results::read_run(p).map_err(|e| {
+            crate::error::BadInput(format!(
+                "{} is not a dbperf result directory: {e:#}",
+                p.display()
+            ))
+        })?;
+        let mut any = false;
+        for s in &run.steps_planned {
+            if !p.join("steps").join(format!("{s}.json")).exists() {
+                continue;
+            }
+            let step = crate::results::read_step(p, s)?;
+            if let Some(c) = &step.dbms {
+                any = true;
+                print(&format!("{} {s}", run.target.name), &c.write_amplification);
+            }
+        }
+        if !any {
+            return bad_input(format!(
+                "{} has no step with DBMS counters (results from before dbperf recorded them)",
+                p.display()
+            ));
+        }
+        return Ok(super::EXIT_OK);
+    }
+    let text = std::fs::read_to_string(p)
+        .map_err(|e| crate::error::BadInput(format!("cannot read {}: {e}", p.display())))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| crate::error::BadInput(format!("{} is not JSON: {e}", p.display())))?;
+    if v.get("step").is_some() && v.get("schema").is_some() {
+        return step_file(p);
+    }
+    let c: CounterFile = serde_json::from_value(v).map_err(|e| {
+        crate::error::BadInput(format!(
+            "{} is neither a step file nor counters {{\"engine\", \"delta\" or \"start\"+\"end\"}}: {e}",
+            p.display()
+        ))
+    })?;
+    let delta = match (c.delta, c.start, c.end) {
+        (Some(d), None, None) => d,
+        (None, Some(s), Some(e)) => e
+            .iter()
+            .filter_map(|(k, v)| s.get(k).map(|x| (k.to_ascii_lowercase(), v - x)))
+            .collect(),
+        _ => {
+            return bad_input(format!(
+                "{}: give either \"delta\" or both \"start\" and \"end\"",
+                p.display()
+            ))
+        }
+    };
+    let delta = delta
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    print(&c.engine, &analyse(&c.engine, &delta, c.device_write_bytes));
+    Ok(super::EXIT_OK)
+}
+
+fn step_file(p: &Path) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(p)?;
+    let step: crate::results::StepFile = serde_json::from_str(&text).map_err(|e| {
+        crate::error::BadInput(format!("{} is not a dbperf step file: {e}", p.display()))
+    })?;
+    match &step.dbms {
+        Some(c) => {
+            print(&step.step, &c.write_amplification);
+            Ok(super::EXIT_OK)
+        }
+        None => bad_input(format!("{} has no DBMS counters", p.display())),
+    }
+}
+
+fn mb(b: Option<f64>) -> String {
+    b.map_or("-".into(), |b| format!("{:.1} MiB", b / 1048576.0))
+}
+
+/// Like println!, but a closed stdout (`dbperf writeamp R | head`) ends the output quietly
+/// instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+fn print(label: &str, w: &WriteAmp) {
+    out!("{label}");
+    out!(
+        "  DBMS log written     {}{}",
+        mb(w.log_bytes),
+        w.log_counter
+            .as_deref()
+            .map(|c| format!("  ({c})"))
+            .unwrap_or_default()
+    );
+    out!(
+        "  DBMS pages written   {}{}",
+        mb(w.data_bytes),
+        w.data_counter
+            .as_deref()
+            .map(|c| format!("  ({c})"))
+            .unwrap_or_default()
+    );
+    out!("  device wrote         {}", mb(w.device_write_bytes));
+    out!(
+        "  amplification        {}",
+        w.amplification.map_or("-".into(), |a| format!(
+            "{a:.2}x (device / DBMS log + pages)"
+        ))
+    );
+    out!(
+        "  log syncs            {}",
+        w.log_syncs.map_or("-".into(), |s| format!(
+            "{s:.0}, {:.0} bytes each on average",
+            w.log_bytes_per_sync.unwrap_or(0.0)
+        ))
+    );
+    out!(
+        "  padded log estimate  {}",
+        match (w.padded_log_bytes, w.padding_factor) {
+            (Some(p), Some(f)) => format!("{} ({f:.2}x the log counter)", mb(Some(p))),
+            _ => "-".into(),
+        }
+    );
+    for n in &w.notes {
+        out!("  note: {n}");
+    }
+}

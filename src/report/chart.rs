@@ -1,0 +1,554 @@
+//! Inline SVG charts, drawn here so a report needs no script library and no network: per-second
+//! line charts with every target on one chart, and horizontal bar charts of relative values whose
+//! axis does not start at zero and whose labels are always written in full.
+
+use std::fmt::Write;
+
+use super::html::esc;
+use super::model::TargetLabel;
+
+/// Longer series are reduced to this many points per line (one per pixel column or so) ...
+pub const MAX_POINTS: usize = 600;
+/// ... and to this many points per chart over all its lines, so fifty targets on one chart
+/// keep the page a few MB, not tens.
+pub const CHART_POINTS: usize = 12_000;
+/// Never fewer than this per line.
+pub const MIN_POINTS: usize = 120;
+
+/// Points per line for a chart with `lines` lines.
+pub fn points_per_line(lines: usize) -> usize {
+    (CHART_POINTS / lines.max(1)).clamp(MIN_POINTS, MAX_POINTS)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Agg {
+    /// Rates: the mean of the seconds in a bucket.
+    Mean,
+    /// Largest latency: the max of the bucket, so a spike is never averaged away.
+    Max,
+}
+
+/// Points (t, y) for a line, at most `max`; NaN values (no operation that second) are
+/// skipped by Max buckets and break the line when a whole bucket has none.
+pub fn reduce(t: &[f64], y: &[f64], agg: Agg, max: usize) -> Vec<(f64, f64)> {
+    let n = t.len().min(y.len());
+    let k = n.div_ceil(max.max(1)).max(1);
+    let mut out = Vec::with_capacity(n / k + 1);
+    let mut i = 0;
+    while i < n {
+        let j = (i + k).min(n);
+        let vals = y[i..j].iter().copied().filter(|v| v.is_finite());
+        let v = match agg {
+            Agg::Mean => {
+                let (s, c) = vals.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+                if c == 0 {
+                    f64::NAN
+                } else {
+                    s / c as f64
+                }
+            }
+            Agg::Max => vals.fold(f64::NAN, f64::max),
+        };
+        out.push((t[j - 1], v));
+        i = j;
+    }
+    out
+}
+
+pub struct Line {
+    pub target: usize,
+    pub points: Vec<(f64, f64)>,
+}
+
+pub struct LineChart<'a> {
+    pub title: String,
+    pub y_label: String,
+    pub log_y: bool,
+    pub lines: Vec<Line>,
+    /// A dashed horizontal line, e.g. the background insert target.
+    pub reference: Option<(f64, String)>,
+    pub targets: &'a [TargetLabel],
+}
+
+const W: f64 = 640.0;
+const H: f64 = 280.0;
+const ML: f64 = 70.0;
+const MR: f64 = 14.0;
+const MT: f64 = 26.0;
+const MB: f64 = 38.0;
+
+/// 1-2-5 steps giving about `n` intervals over [0, span].
+fn nice_step(span: f64, n: f64) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+/// Axis numbers: 1.2M, 350k, 0.5.
+pub fn axis_num(v: f64) -> String {
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e9 {
+        trim(format!("{:.2}", v / 1e9)) + "G"
+    } else if a >= 1e6 {
+        trim(format!("{:.2}", v / 1e6)) + "M"
+    } else if a >= 1e4 {
+        trim(format!("{:.1}", v / 1e3)) + "k"
+    } else if a >= 1.0 || a == 0.0 {
+        trim(format!("{v:.2}"))
+    } else {
+        trim(format!("{v:.4}"))
+    }
+}
+
+fn svg_open(out: &mut String, w: f64, h: f64, title: &str) {
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w:.0} {h:.0}" width="{w:.0}" height="{h:.0}" role="img" aria-label="{t}"><title>{t}</title>"#,
+        t = esc(title)
+    );
+}
+
+pub fn line_svg(c: &LineChart) -> String {
+    let mut out = String::with_capacity(4096);
+    svg_open(&mut out, W, H, &c.title);
+    let _ = write!(
+        out,
+        r#"<text x="{ML}" y="16" class="ct">{}</text>"#,
+        esc(&c.title)
+    );
+    let xmax = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let ys = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite() && (!c.log_y || *v > 0.0));
+    let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let (ymin, ymax) = if ymin.is_finite() {
+        (ymin, ymax)
+    } else {
+        (0.0, 1.0)
+    };
+    let ymax = match &c.reference {
+        Some((r, _)) if !c.log_y => ymax.max(*r),
+        _ => ymax,
+    };
+    let pw = W - ML - MR;
+    let ph = H - MT - MB;
+    let sx = |x: f64| ML + x / xmax * pw;
+    // Linear from 0, or logarithmic over whole decades.
+    let (lo, hi, ticks): (f64, f64, Vec<f64>) = if c.log_y {
+        let lo = 10f64.powf(ymin.log10().floor());
+        let mut hi = 10f64.powf(ymax.log10().ceil());
+        if hi <= lo {
+            hi = lo * 10.0;
+        }
+        let mut t = Vec::new();
+        let mut v = lo;
+        while v <= hi * 1.0001 {
+            t.push(v);
+            v *= 10.0;
+        }
+        (lo, hi, t)
+    } else {
+        let step = nice_step(ymax * 1.05, 5.0);
+        let hi = (ymax * 1.05 / step).ceil().max(1.0) * step;
+        let t = (0..=((hi / step).round() as usize))
+            .map(|i| i as f64 * step)
+            .collect();
+        (0.0, hi, t)
+    };
+    let sy = |y: f64| {
+        let f = if c.log_y {
+            (y.log10() - lo.log10()) / (hi.log10() - lo.log10())
+        } else {
+            (y - lo) / (hi - lo)
+        };
+        MT + ph * (1.0 - f)
+    };
+    // Grid and axes.
+    for t in &ticks {
+        let y = sy(*t);
+        let _ = write!(
+            out,
+            r#"<line x1="{ML}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="yt">{}</text>"#,
+            W - MR,
+            ML - 6.0,
+            y + 4.0,
+            axis_num(*t)
+        );
+    }
+    let xstep = nice_step(xmax, 6.0);
+    let mut x = 0.0;
+    while x <= xmax + 1e-9 {
+        let px = sx(x);
+        let _ = write!(
+            out,
+            r#"<line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{:.1}" class="tick"/><text x="{px:.1}" y="{:.1}" class="xt">{}</text>"#,
+            H - MB,
+            H - MB + 4.0,
+            H - MB + 16.0,
+            axis_num(x)
+        );
+        x += xstep;
+    }
+    let _ = write!(
+        out,
+        r#"<line x1="{ML}" x2="{ML}" y1="{MT}" y2="{:.1}" class="axis"/><line x1="{ML}" x2="{:.1}" y1="{:.1}" y2="{:.1}" class="axis"/>"#,
+        H - MB,
+        W - MR,
+        H - MB,
+        H - MB
+    );
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" class="xl">seconds</text><text x="14" y="{:.1}" class="yl" transform="rotate(-90 14 {:.1})">{}</text>"#,
+        ML + pw / 2.0,
+        H - 6.0,
+        MT + ph / 2.0,
+        MT + ph / 2.0,
+        esc(&c.y_label)
+    );
+    if let Some((r, label)) = &c.reference {
+        if *r > lo && *r <= hi {
+            let y = sy(*r);
+            let _ = write!(
+                out,
+                r#"<line x1="{ML}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="ref"><title>{}</title></line>"#,
+                W - MR,
+                esc(label)
+            );
+        }
+    }
+    for l in &c.lines {
+        let t = &c.targets[l.target];
+        let mut d = String::with_capacity(l.points.len() * 14);
+        let mut pen_down = false;
+        for (x, y) in &l.points {
+            if !y.is_finite() || (c.log_y && *y <= 0.0) {
+                pen_down = false;
+                continue;
+            }
+            // "l0 0" after a move: an isolated second still shows, as a round cap.
+            let _ = write!(
+                d,
+                "{}{:.1} {:.1}{}",
+                if pen_down { "L" } else { "M" },
+                sx(*x),
+                sy(y.clamp(lo, hi)),
+                if pen_down { "" } else { "l0 0" }
+            );
+            pen_down = true;
+        }
+        if d.is_empty() {
+            continue;
+        }
+        // A single point draws nothing as a path: give it a dot.
+        let dot = l.points.iter().filter(|p| p.1.is_finite()).count() == 1;
+        let dash = if t.dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{}""#, t.dash)
+        };
+        let _ = write!(
+            out,
+            r#"<path d="{d}" class="ln{}" stroke="{}"{dash} data-t="{}"><title>{}</title></path>"#,
+            if dot { " dot" } else { "" },
+            t.colour,
+            l.target,
+            esc(&t.name)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+pub struct BarChart<'a> {
+    pub title: String,
+    pub categories: Vec<String>,
+    /// Per target shown: its value for each category (None: no result).
+    pub series: Vec<(usize, Vec<Option<f64>>)>,
+    /// Drawn as a dashed line (1.0 for relative values).
+    pub reference: f64,
+    pub x_label: String,
+    pub targets: &'a [TargetLabel],
+}
+
+/// Monospace label font: 12 px, about 7.3 px per character, so label width is known in advance
+/// and no name is ever cut.
+const CHAR_W: f64 = 7.3;
+const BAR_H: f64 = 12.0;
+
+pub fn bar_svg(c: &BarChart) -> String {
+    let label_w = c
+        .categories
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(1) as f64
+        * CHAR_W
+        + 14.0;
+    let legend_w = c
+        .series
+        .iter()
+        .map(|(t, _)| c.targets[*t].name.chars().count())
+        .max()
+        .unwrap_or(1) as f64
+        * CHAR_W
+        + 40.0;
+    let plot_w = 440.0;
+    let right = 46.0;
+    let w = (label_w + plot_w + right).max(legend_w + 20.0);
+    let legend_h = c.series.len() as f64 * 16.0 + 6.0;
+    let top = 26.0 + legend_h;
+    let group_h = c.series.len().max(1) as f64 * BAR_H + 10.0;
+    let plot_h = c.categories.len() as f64 * group_h;
+    let h = top + plot_h + 40.0;
+    let vals = c
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().copied())
+        .filter(|v| v.is_finite());
+    let (mut lo, mut hi) = vals.fold((c.reference, c.reference), |(a, b), v| (a.min(v), b.max(v)));
+    // The axis starts just below the smallest value, not at zero: differences of a few percent
+    // stay visible (the original's charts and the blog posts do the same).
+    let step = nice_step(hi - lo, 5.0).max(0.01);
+    lo = ((lo - step * 0.5) / step).floor() * step;
+    hi = ((hi + step * 0.5) / step).ceil() * step;
+    if lo < 0.0 {
+        lo = 0.0;
+    }
+    let sx = |v: f64| label_w + (v - lo) / (hi - lo) * plot_w;
+
+    let mut out = String::with_capacity(8192);
+    svg_open(&mut out, w, h, &c.title);
+    let _ = write!(
+        out,
+        r#"<text x="4" y="16" class="ct">{}</text>"#,
+        esc(&c.title)
+    );
+    for (i, (ti, _)) in c.series.iter().enumerate() {
+        let t = &c.targets[*ti];
+        let y = 26.0 + i as f64 * 16.0;
+        let _ = write!(
+            out,
+            r#"<g data-t="{ti}"><rect x="4" y="{y:.1}" width="12" height="12" fill="{}"/><text x="22" y="{:.1}" class="lg">{}</text></g>"#,
+            t.colour,
+            y + 10.0,
+            esc(&t.name)
+        );
+    }
+    let mut v = lo;
+    while v <= hi + 1e-9 {
+        let x = sx(v);
+        let _ = write!(
+            out,
+            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="xt">{}</text>"#,
+            top + plot_h,
+            top + plot_h + 14.0,
+            axis_num((v * 1000.0).round() / 1000.0)
+        );
+        v += step;
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" class="xl">{}</text>"#,
+        label_w + plot_w / 2.0,
+        h - 8.0,
+        esc(&c.x_label)
+    );
+    for (ci, cat) in c.categories.iter().enumerate() {
+        let gy = top + ci as f64 * group_h;
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" class="bl">{}</text>"#,
+            label_w - 8.0,
+            gy + group_h / 2.0 + 3.0,
+            esc(cat)
+        );
+        for (si, (ti, vals)) in c.series.iter().enumerate() {
+            let t = &c.targets[*ti];
+            let y = gy + 5.0 + si as f64 * BAR_H;
+            match vals.get(ci).copied().flatten().filter(|v| v.is_finite()) {
+                Some(v) => {
+                    let x1 = sx(v.clamp(lo, hi));
+                    let _ = write!(
+                        out,
+                        r#"<g data-t="{ti}"><rect x="{label_w:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {} = {v:.2}</title></rect><text x="{:.1}" y="{:.1}" class="bv">{v:.2}</text></g>"#,
+                        (x1 - label_w).max(0.5),
+                        BAR_H - 2.0,
+                        t.colour,
+                        esc(&t.name),
+                        esc(cat),
+                        x1 + 3.0,
+                        y + BAR_H - 3.0
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        out,
+                        r#"<g data-t="{ti}"><text x="{:.1}" y="{:.1}" class="bv">no result ({})</text></g>"#,
+                        label_w + 3.0,
+                        y + BAR_H - 3.0,
+                        esc(&t.name)
+                    );
+                }
+            }
+        }
+    }
+    let rx = sx(c.reference);
+    let _ = write!(
+        out,
+        r#"<line x1="{rx:.1}" x2="{rx:.1}" y1="{top:.1}" y2="{:.1}" class="ref"/><line x1="{label_w:.1}" x2="{label_w:.1}" y1="{top:.1}" y2="{:.1}" class="axis"/>"#,
+        top + plot_h,
+        top + plot_h
+    );
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(n: usize) -> Vec<TargetLabel> {
+        (0..n)
+            .map(|i| {
+                let (colour, dash) = super::super::rules::palette(i, n);
+                TargetLabel {
+                    name: format!("t<{i}>"),
+                    dir: String::new(),
+                    suite: "ibench".into(),
+                    engine: String::new(),
+                    version: String::new(),
+                    config_name: String::new(),
+                    status: "ok".into(),
+                    colour,
+                    dash,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reduce_keeps_spikes_and_bounds_points() {
+        let t: Vec<f64> = (1..=1800).map(|i| i as f64).collect();
+        let mut y = vec![1.0; 1800];
+        y[1000] = 500.0;
+        let r = reduce(&t, &y, Agg::Max, MAX_POINTS);
+        assert!(r.len() <= MAX_POINTS);
+        assert!(r.iter().any(|p| p.1 == 500.0), "the spike survives");
+        let r = reduce(&t, &y, Agg::Mean, MAX_POINTS);
+        assert!(r.iter().all(|p| p.1 < 500.0));
+        assert_eq!(r.last().unwrap().0, 1800.0);
+        assert_eq!(points_per_line(2), MAX_POINTS);
+        assert_eq!(points_per_line(50), 240);
+        assert!(reduce(&t, &y, Agg::Max, points_per_line(50)).len() <= 240);
+        let short = reduce(&[1.0, 2.0], &[f64::NAN, 3.0], Agg::Mean, MAX_POINTS);
+        assert!(short[0].1.is_nan() && short[1].1 == 3.0);
+    }
+
+    #[test]
+    fn line_chart_draws_every_target_escaped() {
+        let ts = targets(2);
+        let c = LineChart {
+            title: "inserts/s".into(),
+            y_label: "rows/s".into(),
+            log_y: false,
+            lines: vec![
+                Line {
+                    target: 0,
+                    points: vec![(1.0, 10.0), (2.0, f64::NAN), (3.0, 12.0), (4.0, 11.0)],
+                },
+                Line {
+                    target: 1,
+                    points: vec![(1.0, 20.0)],
+                },
+            ],
+            reference: Some((15.0, "target".into())),
+            targets: &ts,
+        };
+        let s = line_svg(&c);
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert_eq!(s.matches("<path").count(), 2);
+        assert!(s.contains("t&lt;0&gt;"), "names are escaped");
+        assert!(
+            s.contains(r#"d="M"#) && s.matches('M').count() >= 3,
+            "NaN breaks the line"
+        );
+        assert!(s.contains("class=\"ln dot\""), "a one-point line is a dot");
+        assert!(s.contains("class=\"ref\""));
+        let log = line_svg(&LineChart {
+            log_y: true,
+            reference: None,
+            ..c
+        });
+        assert!(log.contains(">10<") && log.contains(">100<"), "{log}");
+    }
+
+    #[test]
+    fn bar_chart_axis_is_not_at_zero_and_labels_are_whole() {
+        let ts = targets(3);
+        let long = "points-notcovered-si.pre_range=100".to_string();
+        let c = BarChart {
+            title: "point queries".into(),
+            categories: vec![long.clone(), "hot-points_range=100".into()],
+            series: vec![
+                (1, vec![Some(0.91), Some(1.08)]),
+                (2, vec![None, Some(1.2)]),
+            ],
+            reference: 1.0,
+            x_label: "QPS relative to t0".into(),
+            targets: &ts,
+        };
+        let s = bar_svg(&c);
+        assert!(s.contains(&format!(">{long}<")), "label in full");
+        assert!(
+            !s.contains(r#"class="xt">0<"#),
+            "axis does not start at zero: {s}"
+        );
+        assert!(s.contains("no result (t&lt;2&gt;)"));
+        assert_eq!(
+            s.matches("<rect").count(),
+            3 + 2,
+            "3 bars + 2 legend swatches"
+        );
+        // The SVG is wide enough for the longest label plus the plot.
+        let w: f64 = s
+            .split("width=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(w >= long.len() as f64 * CHAR_W + 440.0);
+    }
+}

@@ -1,0 +1,421 @@
+//! Who was compared, where, and what makes the comparison shaky: the targets table (versions,
+//! configs with their full text on demand, host fingerprints and warnings) and the report's
+//! warnings when results come from different hosts, host settings, parameters or dbperf builds.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::input::TargetResult;
+use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
+
+/// Keys that say which machine it was; a difference means "different hosts".
+const IDENTITY: &[&str] = &["hostname", "cpu_model", "cpus_online", "cores", "memory_kb"];
+
+/// Values that move by themselves or name the run, not the host's state.
+const VOLATILE: &[&str] = &[
+    "during_run",
+    "warnings",
+    "aer",
+    "cur_khz",
+    "hw_cur_khz",
+    "steal_pct_since_boot",
+    "path",
+    "note",
+];
+
+fn flatten(v: &Value, path: String, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if VOLATILE.contains(&k.as_str()) {
+                    continue;
+                }
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                flatten(x, p, out);
+            }
+        }
+        Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_object()) => {
+            for (i, x) in a.iter().enumerate() {
+                // Named elements (cpufreq policies, block devices) are matched by name.
+                let id = ["name", "mount_point", "device"]
+                    .iter()
+                    .find_map(|k| x.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+                    .unwrap_or_else(|| i.to_string());
+                flatten(x, format!("{path}[{id}]"), out);
+            }
+        }
+        Value::String(s) => {
+            out.insert(path, s.clone());
+        }
+        other => {
+            out.insert(path, other.to_string());
+        }
+    }
+}
+
+/// "key: a (t1, t2) vs b (t3)" for every key whose values differ between targets.
+fn differences(
+    items: &[(&str, BTreeMap<String, String>)],
+    keys: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut all: Vec<&String> = items.iter().flat_map(|(_, m)| m.keys()).collect();
+    all.sort();
+    all.dedup();
+    let mut out = Vec::new();
+    for k in all.into_iter().filter(|k| keys(k)) {
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for (name, m) in items {
+            let v = m.get(k).cloned().unwrap_or_else(|| "(absent)".into());
+            match groups.iter_mut().find(|g| g.0 == v) {
+                Some(g) => g.1.push(name),
+                None => groups.push((v, vec![name])),
+            }
+        }
+        if groups.len() > 1 {
+            let shown: Vec<String> = groups
+                .iter()
+                .map(|(v, ns)| format!("{} ({})", shorten(v), ns.join(", ")))
+                .collect();
+            out.push(format!("{k}: {}", shown.join(" vs ")));
+        }
+    }
+    out
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > 80 {
+        format!("{}…", s.chars().take(77).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+fn listed(mut d: Vec<String>, max: usize) -> String {
+    let more = d.len().saturating_sub(max);
+    d.truncate(max);
+    let mut s = d.join("; ");
+    if more > 0 {
+        s.push_str(&format!("; and {more} more (see the targets table)"));
+    }
+    s
+}
+
+/// Sentences that change how the comparison should be read.
+pub fn warnings(all: &[TargetResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    let hosts: Vec<(&str, BTreeMap<String, String>)> = all
+        .iter()
+        .map(|t| {
+            let mut m = BTreeMap::new();
+            flatten(&t.run.host, String::new(), &mut m);
+            (t.name(), m)
+        })
+        .collect();
+    let ident = differences(&hosts, |k| IDENTITY.contains(&k));
+    if !ident.is_empty() {
+        out.push(format!(
+            "These results come from different hosts, so differences may be the machines' and not the DBMS's: {}.",
+            listed(ident, 4)
+        ));
+    }
+    let settings = differences(&hosts, |k| !IDENTITY.contains(&k));
+    if !settings.is_empty() {
+        out.push(format!(
+            "Host software or settings differ between these results (dbperf host show explains each): {}.",
+            listed(settings, 6)
+        ));
+    }
+    for suite in ["ibench", "sysbench"] {
+        let params: Vec<(&str, BTreeMap<String, String>)> = all
+            .iter()
+            .filter(|t| t.run.suite == suite)
+            .map(|t| {
+                let mut m = BTreeMap::new();
+                flatten(&t.run.parameters, String::new(), &mut m);
+                (t.name(), m)
+            })
+            .collect();
+        let d = differences(&params, |k| !k.starts_with("steps") && k != "preset");
+        if !d.is_empty() {
+            out.push(format!(
+                "The {suite} results were run with different parameters, so their numbers are not directly comparable: {}.",
+                listed(d, 6)
+            ));
+        }
+    }
+    let tools: Vec<(&str, BTreeMap<String, String>)> = all
+        .iter()
+        .map(|t| {
+            let v = t
+                .run
+                .tool
+                .as_ref()
+                .map(|x| format!("{} ({})", x.version, x.git_revision))
+                .unwrap_or_else(|| "unknown".into());
+            (t.name(), BTreeMap::from([("dbperf".to_string(), v)]))
+        })
+        .collect();
+    let d = differences(&tools, |_| true);
+    if !d.is_empty() {
+        out.push(format!(
+            "Different dbperf builds measured these results (docs/metrics.md may have changed between them): {}.",
+            listed(d, 2)
+        ));
+    }
+    for t in all {
+        match t.run.status.as_str() {
+            "failed" => out.push(format!(
+                "{}: step {} failed ({}); the steps after it did not run, every other step is reported.",
+                t.name(),
+                t.run.failed_step.as_deref().unwrap_or("?"),
+                t.run.error.as_deref().unwrap_or("no error recorded")
+            )),
+            "interrupted" => out.push(format!(
+                "{}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run.",
+                t.name()
+            )),
+            "running" => out.push(format!(
+                "{}: run.json still says running, so dbperf was killed or is still running; the steps that finished are reported.",
+                t.name()
+            )),
+            _ => {}
+        }
+        for w in &t.run.warnings {
+            out.push(format!("{}: {w}", t.name()));
+        }
+        out.extend(t.warnings.iter().cloned());
+    }
+    out
+}
+
+fn host_line(h: &Value) -> String {
+    let s = |k: &str| h.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
+    let n = |k: &str| h.get(k).and_then(|v| v.as_u64());
+    format!(
+        "{} · {} × {} CPUs · {:.1} GiB · {}",
+        s("hostname"),
+        s("cpu_model"),
+        n("cpus_online")
+            .map(|x| x.to_string())
+            .unwrap_or("?".into()),
+        n("memory_kb").unwrap_or(0) as f64 / 1024.0 / 1024.0,
+        s("kernel")
+    )
+}
+
+fn host_more(h: &Value) -> String {
+    let mut m = BTreeMap::new();
+    flatten(h, String::new(), &mut m);
+    m.into_iter()
+        .filter(|(k, _)| !k.ends_with("_available"))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn section(all: &[TargetResult]) -> Section {
+    let cols = vec![
+        Column::new("suite", "suite", "", "benchmark suite", Better::Neither),
+        Column::new("engine", "engine", "", "DBMS engine", Better::Neither),
+        Column::new(
+            "version",
+            "version",
+            "",
+            "version string the DBMS reported",
+            Better::Neither,
+        ),
+        Column::new(
+            "config",
+            "config",
+            "",
+            "config name; open it for the effective settings",
+            Better::Neither,
+        ),
+        Column::new(
+            "parameters",
+            "parameters",
+            "",
+            "preset; open it for every parameter",
+            Better::Neither,
+        ),
+        Column::new("status", "status", "", "how the run ended", Better::Neither),
+        Column::new(
+            "dbperf",
+            "dbperf",
+            "",
+            "dbperf version (git revision) that measured it",
+            Better::Neither,
+        ),
+        Column::new(
+            "started",
+            "started",
+            "",
+            "when the target started (UTC)",
+            Better::Neither,
+        ),
+        Column::new(
+            "host",
+            "host",
+            "",
+            "host fingerprint; open it for every field",
+            Better::Neither,
+        ),
+        Column::new(
+            "host_warnings",
+            "host warnings",
+            "",
+            "what on the host spoils comparisons (docs/host.md)",
+            Better::Neither,
+        ),
+        Column::new("dir", "result", "", "result directory", Better::Neither),
+    ];
+    let mut t = Table {
+        id: "targets".into(),
+        title: "Targets".into(),
+        kind: Kind::Info,
+        suite: "",
+        step: None,
+        op: None,
+        row_header: "target".into(),
+        columns: cols,
+        rows: Vec::new(),
+        legend: None,
+        source: None,
+        base: None,
+    };
+    for (i, r) in all.iter().enumerate() {
+        let run = &r.run;
+        let mut config = Cell::text(&run.target.config_name);
+        config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
+        let mut params = Cell::text(if run.preset.is_empty() {
+            "—".to_string()
+        } else {
+            format!("preset {}", run.preset)
+        });
+        if let Value::Object(m) = &run.parameters {
+            params.more = Some(
+                m.iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        let status = match run.status.as_str() {
+            "failed" => format!(
+                "failed at {}: {}",
+                run.failed_step.as_deref().unwrap_or("?"),
+                run.error.as_deref().unwrap_or("")
+            ),
+            s => s.to_string(),
+        };
+        let mut host = Cell::text(host_line(&run.host));
+        host.more = Some(host_more(&run.host));
+        let hw: Vec<String> = run
+            .host
+            .get("warnings")
+            .and_then(|w| w.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|w| w.get("message").and_then(|m| m.as_str()))
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut hwc = Cell::text(hw.len().to_string());
+        hwc.more = (!hw.is_empty()).then(|| hw.join("\n"));
+        t.rows.push(Row {
+            label: r.name().into(),
+            target: Some(i),
+            cells: vec![
+                Cell::text(&run.suite),
+                Cell::text(&run.target.engine),
+                Cell::text(&run.target.version),
+                config,
+                params,
+                Cell::text(status),
+                Cell::text(
+                    run.tool
+                        .as_ref()
+                        .map(|x| format!("{} ({})", x.version, x.git_revision))
+                        .unwrap_or_else(|| "unknown".into()),
+                ),
+                Cell::text(
+                    run.started_at
+                        .get(..19)
+                        .unwrap_or(&run.started_at)
+                        .replace('T', " "),
+                ),
+                host,
+                hwc,
+                Cell::text(r.dir.display().to_string()),
+            ],
+            note: None,
+        });
+    }
+    let mut sec = Section::new("details", "Host and target details");
+    sec.blocks.push(Block::Table(t));
+    sec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str, host: Value, params: Value) -> TargetResult {
+        let run: super::super::input::RunView = serde_json::from_value(serde_json::json!({
+            "schema": 1, "target": {"name": name}, "host": host, "parameters": params,
+            "tool": {"version": "0.1.0", "git_revision": "abc"}, "status": "ok"
+        }))
+        .unwrap();
+        TargetResult {
+            dir: name.into(),
+            run,
+            steps: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn same_host_different_paths_is_no_warning() {
+        let h = |p: &str| {
+            serde_json::json!({"hostname": "vm", "cpu_model": "X", "thp": {"enabled": "madvise"},
+                "storage": [{"path": p, "mount_point": "/", "fstype": "ext4"}],
+                "during_run": {"steal_pct": 1.0}, "warnings": [{"message": "vm"}]})
+        };
+        let all = [
+            target("a", h("/r/work/a"), serde_json::json!({"clients": 1})),
+            target("b", h("/r/work/b"), serde_json::json!({"clients": 1})),
+        ];
+        assert!(warnings(&all).is_empty(), "{:?}", warnings(&all));
+    }
+
+    #[test]
+    fn different_hosts_settings_and_parameters_are_named() {
+        let all = [
+            target(
+                "a",
+                serde_json::json!({"hostname": "vm1", "thp": {"enabled": "madvise"}}),
+                serde_json::json!({"clients": 1, "steps": ["l.i0"]}),
+            ),
+            target(
+                "b",
+                serde_json::json!({"hostname": "vm2", "thp": {"enabled": "always"}}),
+                serde_json::json!({"clients": 4, "steps": ["l.x"]}),
+            ),
+        ];
+        let w = warnings(&all);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("different hosts") && w[0].contains("hostname: vm1 (a) vs vm2 (b)"));
+        assert!(
+            w[1].contains("thp.enabled: madvise (a) vs always (b)"),
+            "{}",
+            w[1]
+        );
+        assert!(w[2].contains("clients: 1 (a) vs 4 (b)") && !w[2].contains("steps"));
+    }
+}

@@ -1,0 +1,295 @@
+//! Reports: turn result directories into what a database developer publishes — what got faster
+//! or slower, and why (docs/report.md). Reads result files only, never a DBMS, so a report can
+//! be rebuilt anywhere from the directories alone.
+//!
+//! `input` reads and checks results; `ibench`, `sysbench` and `details` build one document model
+//! (`model`) with the original report's rules (`rules`) and SVG charts (`chart`); `html`,
+//! `markdown` and `export` (CSV, JSON) write that model out.
+
+pub mod chart;
+mod common;
+mod details;
+mod export;
+pub mod html;
+mod ibench;
+pub mod input;
+mod markdown;
+pub mod model;
+pub mod rules;
+mod sysbench;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::BadInput;
+use input::TargetResult;
+use model::{Doc, TargetLabel};
+use rules::Thresholds;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Html,
+    Markdown,
+    Csv,
+    Json,
+}
+
+impl Format {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Html => "report.html",
+            Format::Markdown => "report.md",
+            Format::Csv => "report.csv",
+            Format::Json => "report.json",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Target every relative number is against; the first input when None.
+    pub base: Option<String>,
+    pub thresholds: Thresholds,
+    /// A per-second rate whose coefficient of variation is above this (percent) is flagged.
+    pub cv_flag_pct: f64,
+    pub title: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            base: None,
+            thresholds: Thresholds::default(),
+            cv_flag_pct: 10.0,
+            title: None,
+        }
+    }
+}
+
+/// What the builders of one suite's section share.
+pub(crate) struct Ctx<'a> {
+    pub all: &'a [TargetResult],
+    pub labels: &'a [TargetLabel],
+    /// The targets of this suite, in the order given.
+    pub idx: Vec<usize>,
+    /// The base chosen for the whole report (index into `all`).
+    pub base: usize,
+    pub thresholds: Thresholds,
+    pub cv_flag_pct: f64,
+    /// More than one target: relative tables make sense.
+    pub relative: bool,
+}
+
+impl Ctx<'_> {
+    /// The base of this suite: the report's base when it ran this suite, else the suite's first.
+    pub fn suite_base(&self) -> usize {
+        if self.idx.contains(&self.base) {
+            self.base
+        } else {
+            self.idx[0]
+        }
+    }
+
+    pub fn base_name(&self) -> &str {
+        self.all[self.suite_base()].name()
+    }
+}
+
+fn title(all: &[TargetResult]) -> String {
+    let names: Vec<&str> = all.iter().map(|t| t.name()).collect();
+    if names.len() <= 4 {
+        format!("dbperf report: {}", names.join(" vs "))
+    } else {
+        format!(
+            "dbperf report: {} targets ({} … {})",
+            names.len(),
+            names[0],
+            names[names.len() - 1]
+        )
+    }
+}
+
+/// Builds the document for results already read.
+pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
+    if all.is_empty() {
+        return Err(BadInput("no results to report".into()).into());
+    }
+    let base = match &opts.base {
+        None => 0,
+        Some(b) => all.iter().position(|t| t.name() == b).ok_or_else(|| {
+            BadInput(format!(
+                "base {b} is not among the inputs ({})",
+                all.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+            ))
+        })?,
+    };
+    let labels: Vec<TargetLabel> = all
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (colour, dash) = rules::palette(i, all.len());
+            TargetLabel {
+                name: t.name().into(),
+                dir: t.dir.display().to_string(),
+                suite: t.run.suite.clone(),
+                engine: t.run.target.engine.clone(),
+                version: t.run.target.version.clone(),
+                config_name: t.run.target.config_name.clone(),
+                status: t.run.status.clone(),
+                colour,
+                dash,
+            }
+        })
+        .collect();
+    let mut sections = Vec::new();
+    for suite in ["ibench", "sysbench"] {
+        let idx: Vec<usize> = (0..all.len())
+            .filter(|i| all[*i].run.suite == suite)
+            .collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let ctx = Ctx {
+            all,
+            labels: &labels,
+            relative: idx.len() > 1,
+            idx,
+            base,
+            thresholds: opts.thresholds,
+            cv_flag_pct: opts.cv_flag_pct,
+        };
+        sections.push(match suite {
+            "ibench" => ibench::build(&ctx),
+            _ => sysbench::build(&ctx),
+        });
+    }
+    sections.push(details::section(all));
+    Ok(Doc {
+        title: opts.title.clone().unwrap_or_else(|| title(all)),
+        generated_by: format!("dbperf {}", crate::version_string()),
+        targets: labels,
+        base,
+        worse: opts.thresholds.low,
+        better: opts.thresholds.high,
+        warnings: details::warnings(all),
+        sections,
+    })
+}
+
+/// Writes the document in each format into `out`; returns the files written.
+pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<PathBuf>> {
+    fs::create_dir_all(out).map_err(|e| {
+        BadInput(format!(
+            "cannot create the report directory {}: {e}",
+            out.display()
+        ))
+    })?;
+    let mut written = Vec::new();
+    for f in formats {
+        let text = match f {
+            Format::Html => html::render(doc),
+            Format::Markdown => markdown::render(doc),
+            Format::Csv => export::csv(doc),
+            Format::Json => export::json(doc),
+        };
+        let path = out.join(f.file_name());
+        fs::write(&path, text)
+            .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// `dbperf report`: read, build, write.
+pub fn generate(
+    inputs: &[PathBuf],
+    out: &Path,
+    formats: &[Format],
+    opts: &Options,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let all = input::load(inputs)?;
+    let doc = build(&all, opts)?;
+    write(&doc, out, formats)
+}
+
+/// The report `dbperf run` writes into its result directory for the targets it just ran (base:
+/// the first). Targets that left no run.json are skipped.
+pub fn after_run(out: &Path, targets: &[String]) -> anyhow::Result<Vec<PathBuf>> {
+    let dirs: Vec<PathBuf> = targets
+        .iter()
+        .map(|t| out.join(t))
+        .filter(|d| d.join("run.json").is_file())
+        .collect();
+    if dirs.is_empty() {
+        return Ok(Vec::new());
+    }
+    generate(
+        &dirs,
+        out,
+        &[Format::Html, Format::Markdown],
+        &Options::default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn target(root: &Path, name: &str, suite: &str, step: &str, value: f64) -> PathBuf {
+        let d = root.join(name);
+        fs::create_dir_all(d.join("steps")).unwrap();
+        let run = json!({"schema": 1, "suite": suite, "target": {"name": name},
+                         "steps_planned": [step], "status": "ok"});
+        fs::write(d.join("run.json"), run.to_string()).unwrap();
+        let s = json!({"schema": 1, "step": step, "status": "ok",
+                       "headline": {"metric": "queries_per_s", "value": value, "unit": "queries/s"}});
+        fs::write(d.join("steps").join(format!("{step}.json")), s.to_string()).unwrap();
+        d
+    }
+
+    #[test]
+    fn each_suite_is_relative_to_the_base_or_else_its_first_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = [
+            target(tmp.path(), "ib1", "ibench", "qr100", 100.0),
+            target(tmp.path(), "sb1", "sysbench", "point-query_range=100", 10.0),
+            target(tmp.path(), "ib2", "ibench", "qr100", 150.0),
+            target(tmp.path(), "sb2", "sysbench", "point-query_range=100", 5.0),
+        ];
+        let all = input::load(&dirs).unwrap();
+        let doc = build(
+            &all,
+            &Options {
+                base: Some("sb2".into()),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let tables = doc.tables();
+        let find = |id: &str| *tables.iter().find(|t| t.id == id).unwrap();
+        let ib = find("ibench-tput-rel");
+        assert_eq!(
+            ib.base.as_deref(),
+            Some("ib1"),
+            "sb2 ran no Insert Benchmark"
+        );
+        assert_eq!(ib.rows[1].cells[0].text, "1.50");
+        let sb = find("sysbench-point-qps-rel");
+        assert_eq!(sb.base.as_deref(), Some("sb2"));
+        assert_eq!(sb.rows[0].cells[0].text, "2.00");
+        // Rows of each suite in the order given, only that suite's targets.
+        let labels: Vec<&str> = sb.rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["sb1", "sb2"]);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+        let e = build(
+            &all,
+            &Options {
+                base: Some("nope".into()),
+                ..Options::default()
+            },
+        )
+        .unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+    }
+}

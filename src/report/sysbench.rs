@@ -1,0 +1,529 @@
+//! The sysbench report (spec §5.7, §3.4): per group of microbenchmarks (point; range without
+//! aggregation; range with aggregation; writes) QPS absolute and relative to the base, a bar
+//! chart of relative QPS and summary statistics; then per microbenchmark the metrics table
+//! (cpu/o cs/o r/o rKB/o wKB/o o/s) absolute and relative. What is read from a result is in
+//! docs/report.md ("sysbench results").
+
+use super::chart::{self, BarChart};
+use super::common::{
+    metric_columns, metric_value, not_measured, rel_legend, sanitize, state, State, SB_METRICS,
+};
+use super::input::{StepView, TargetResult};
+use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
+use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
+use super::Ctx;
+
+/// The summary groups, in the order the blog posts show them.
+pub const GROUPS: [(&str, &str); 4] = [
+    ("point", "Point queries"),
+    ("range", "Range queries without aggregation"),
+    ("range_agg", "Range queries with aggregation"),
+    ("write", "Writes"),
+];
+
+/// A group named by a result, in any of the spellings a writer might choose.
+pub fn normalize_group(g: &str) -> Option<&'static str> {
+    let g = g.to_ascii_lowercase();
+    if g.contains("point") {
+        Some("point")
+    } else if g.contains("write") || g.contains("update") || g.contains("insert") {
+        Some("write")
+    } else if g.contains("agg") {
+        let without = [
+            "without", "w/o", "noagg", "no-agg", "no_agg", "no agg", "nonagg", "non-agg",
+        ]
+        .iter()
+        .any(|w| g.contains(w));
+        Some(if without { "range" } else { "range_agg" })
+    } else if g.contains("range") || g.contains("scan") {
+        Some("range")
+    } else {
+        None
+    }
+}
+
+/// The group of a microbenchmark by its name, as spec §5.7 lists the members; used only when the
+/// result does not say.
+pub fn group_from_name(label: &str) -> Option<&'static str> {
+    let base = label.split("_range=").next().unwrap_or(label);
+    let base = base.split('.').next().unwrap_or(base);
+    if base.starts_with("point") || base == "random-points" || base == "hot-points" {
+        Some("point")
+    } else if base.starts_with("range-") || base == "scan" {
+        Some("range")
+    } else if base.starts_with("read-only") {
+        Some("range_agg")
+    } else if base.starts_with("update")
+        || base == "delete"
+        || base == "insert"
+        || base.starts_with("read-write")
+        || base == "write-only"
+    {
+        Some("write")
+    } else {
+        None
+    }
+}
+
+fn qps(s: &StepView) -> Option<f64> {
+    s.headline.as_ref().map(|h| h.value).or(s.qps)
+}
+
+pub fn build(ctx: &Ctx) -> Section {
+    let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
+    let mut names: Vec<String> = Vec::new();
+    for t in &ts {
+        for n in t
+            .run
+            .steps_planned
+            .iter()
+            .chain(t.steps.iter().map(|s| &s.name))
+        {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    // The original reports neither its warm-ups (.warm, .warmpre) nor dbperf's load.
+    names.retain(|n| n != "load" && !ts.iter().any(|t| t.step(n).is_some_and(|s| !s.reported)));
+    let mut inferred = Vec::new();
+    let group_of = |n: &str, inferred: &mut Vec<String>| -> &'static str {
+        let stated = ts
+            .iter()
+            .filter_map(|t| t.step(n))
+            .find_map(|s| s.group.as_deref().and_then(normalize_group));
+        match stated {
+            Some(g) => g,
+            None => match group_from_name(n) {
+                Some(g) => {
+                    inferred.push(n.to_string());
+                    g
+                }
+                None => "other",
+            },
+        }
+    };
+    let groups: Vec<(String, &'static str)> = names
+        .iter()
+        .map(|n| (n.clone(), group_of(n, &mut inferred)))
+        .collect();
+
+    let mut sec = Section::new("sysbench", "sysbench microbenchmarks");
+    sec.blocks.push(Block::Text(format!(
+        "QPS per microbenchmark (the step's headline: statements per second, BEGIN/COMMIT included where the test has them; for scan its rows/s), {} microbenchmarks in {} groups. Rows: targets in the order given.",
+        names.len(),
+        GROUPS.iter().filter(|(g, _)| groups.iter().any(|x| x.1 == *g)).count()
+    )));
+    if !inferred.is_empty() {
+        sec.blocks.push(Block::Warnings(vec![format!(
+            "the results do not name the group of {}; it was taken from the name as spec §5.7 lists the members",
+            inferred.join(", ")
+        )]));
+    }
+    let all_groups = GROUPS.iter().copied().chain([("other", "Other steps")]);
+    for (g, title) in all_groups {
+        let members: Vec<&String> = groups.iter().filter(|x| x.1 == g).map(|x| &x.0).collect();
+        if members.is_empty() {
+            continue;
+        }
+        sec.sub.push(group_section(ctx, g, title, &members));
+    }
+    sec.sub.push(metrics_section(ctx, &names));
+    sec
+}
+
+fn new_table(id: String, title: String, kind: Kind, columns: Vec<Column>) -> Table {
+    Table {
+        id,
+        title,
+        kind,
+        suite: "sysbench",
+        step: None,
+        op: None,
+        row_header: "target".into(),
+        columns,
+        rows: Vec::new(),
+        legend: None,
+        source: None,
+        base: None,
+    }
+}
+
+fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Section {
+    let mut sec = Section::new(format!("sysbench-{}", sanitize(g)), title);
+    let cols: Vec<Column> = members
+        .iter()
+        .map(|m| Column::new(m, m, "QPS", "queries per second", Better::Higher))
+        .collect();
+    let mut abs = new_table(
+        format!("sysbench-{}-qps", sanitize(g)),
+        format!("{title}: QPS"),
+        Kind::Absolute,
+        cols.clone(),
+    );
+    let mut grid: Vec<Vec<Option<f64>>> = Vec::new();
+    for &i in &ctx.idx {
+        let t = &ctx.all[i];
+        let mut cells = Vec::new();
+        let mut vals = Vec::new();
+        for m in members {
+            match state(t, m) {
+                State::Ok(s) => {
+                    let v = qps(s);
+                    cells.push(match v {
+                        Some(v) => Cell::num(v, fmt_rate(v)),
+                        None => Cell::gap("no QPS in the step file"),
+                    });
+                    vals.push(v);
+                }
+                State::No(c) => {
+                    cells.push(c);
+                    vals.push(None);
+                }
+            }
+        }
+        grid.push(vals);
+        abs.rows.push(Row {
+            label: t.name().into(),
+            target: Some(i),
+            cells,
+            note: None,
+        });
+    }
+    for c in 0..members.len() {
+        let col: Vec<Option<f64>> = grid.iter().map(|r| r[c]).collect();
+        for (r, m) in quartiles(&col, &vec![true; col.len()], true, true)
+            .into_iter()
+            .enumerate()
+        {
+            if m != Mark::None {
+                abs.rows[r].cells[c].mark = m;
+            }
+        }
+    }
+    abs.legend = Some(
+        "Per column: green = top quarter of the range, red = bottom quarter (none when min >= 0.8 x max).".into(),
+    );
+    sec.blocks.push(Block::Table(abs));
+    if !ctx.relative {
+        return sec;
+    }
+    let bi = ctx
+        .idx
+        .iter()
+        .position(|i| *i == ctx.suite_base())
+        .unwrap_or(0);
+    let rel_id = format!("sysbench-{}-qps-rel", sanitize(g));
+    let mut rel = new_table(
+        rel_id.clone(),
+        format!("{title}: QPS relative to the base"),
+        Kind::Relative,
+        Column::ratios(&cols),
+    );
+    let mut ratios: Vec<Vec<Option<f64>>> = Vec::new();
+    for (r, &i) in ctx.idx.iter().enumerate() {
+        let t = &ctx.all[i];
+        let mut row_ratios = Vec::new();
+        let cells = members
+            .iter()
+            .enumerate()
+            .map(|(c, m)| match state(t, m) {
+                State::Ok(_) => {
+                    let cell = rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
+                    row_ratios.push(match cell.value {
+                        super::model::Value::Num(v) => Some(v),
+                        _ => None,
+                    });
+                    cell
+                }
+                State::No(cell) => {
+                    row_ratios.push(None);
+                    cell
+                }
+            })
+            .collect();
+        ratios.push(row_ratios);
+        rel.rows.push(Row {
+            label: t.name().into(),
+            target: Some(i),
+            cells,
+            note: None,
+        });
+    }
+    rel.legend = Some(rel_legend(ctx));
+    rel.base = Some(ctx.base_name().into());
+    sec.blocks.push(Block::Table(rel));
+
+    let others: Vec<(usize, Vec<Option<f64>>)> = ctx
+        .idx
+        .iter()
+        .zip(&ratios)
+        .filter(|(i, _)| **i != ctx.suite_base())
+        .map(|(i, r)| (*i, r.clone()))
+        .collect();
+    let chart_title = format!("{title}: QPS relative to {}", ctx.base_name());
+    sec.blocks.push(Block::Charts(vec![Chart {
+        title: chart_title.clone(),
+        svg: chart::bar_svg(&BarChart {
+            title: chart_title,
+            categories: members.iter().map(|m| m.to_string()).collect(),
+            series: others,
+            reference: 1.0,
+            x_label: format!("QPS relative to {} (axis not from zero)", ctx.base_name()),
+            targets: ctx.labels,
+        }),
+        base_dependent: true,
+    }]));
+
+    let stat_cols = vec![
+        Column::new(
+            "avg",
+            "average",
+            "",
+            "mean of the relative QPS of the group",
+            Better::Higher,
+        ),
+        Column::new("median", "median", "", "median", Better::Higher),
+        Column::new("min", "min", "", "smallest", Better::Higher),
+        Column::new("max", "max", "", "largest", Better::Higher),
+        Column::new(
+            "stddev",
+            "stddev",
+            "",
+            "population standard deviation",
+            Better::Neither,
+        ),
+    ];
+    let mut st = new_table(
+        format!("sysbench-{}-stats", sanitize(g)),
+        format!("{title}: summary statistics of relative QPS"),
+        Kind::Stats,
+        stat_cols,
+    );
+    st.source = Some(rel_id);
+    st.base = Some(ctx.base_name().into());
+    for (r, &i) in ctx.idx.iter().enumerate() {
+        let vals: Vec<f64> = ratios[r].iter().flatten().copied().collect();
+        let cells = match stats(&vals) {
+            Some(s) => s.iter().map(|v| Cell::num(*v, format!("{v:.2}"))).collect(),
+            None => vec![Cell::gap("no relative QPS for this target"); 5],
+        };
+        st.rows.push(Row {
+            label: ctx.all[i].name().into(),
+            target: Some(i),
+            cells,
+            note: None,
+        });
+    }
+    st.legend = Some(format!(
+        "Over the relative QPS of the {} microbenchmarks of the group that have a ratio (`inf` and gaps left out); standard deviation of the population.",
+        members.len()
+    ));
+    sec.blocks.push(Block::Table(st));
+    sec
+}
+
+/// average, median, min, max, population standard deviation.
+pub fn stats(v: &[f64]) -> Option<[f64; 5]> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let median = if s.len() % 2 == 1 {
+        s[s.len() / 2]
+    } else {
+        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+    };
+    let sd = (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n).sqrt();
+    Some([mean, median, s[0], s[s.len() - 1], sd])
+}
+
+fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
+    let mut sec = Section::new("sysbench-metrics", "Metrics per microbenchmark");
+    let steps: Vec<(usize, &StepView)> = ctx
+        .idx
+        .iter()
+        .flat_map(|i| ctx.all[*i].steps.iter().map(move |s| (*i, s)))
+        .collect();
+    if let Some(t) = not_measured(ctx, &steps) {
+        sec.blocks.push(Block::Text(t));
+    }
+    if !steps
+        .iter()
+        .any(|(_, s)| s.metrics.values().any(|v| v.is_some()))
+    {
+        sec.blocks.push(Block::Text(
+            "No hardware metrics (cpu/o, cs/o, r/o, rKB/o, wKB/o) in these results; o/s is the QPS above. The tables appear when step files carry them (docs/report.md).".into(),
+        ));
+        return sec;
+    }
+    let bi = ctx
+        .idx
+        .iter()
+        .position(|i| *i == ctx.suite_base())
+        .unwrap_or(0);
+    for n in names {
+        let steps: Vec<&StepView> = ctx
+            .idx
+            .iter()
+            .filter_map(|i| match state(&ctx.all[*i], n) {
+                State::Ok(s) => Some(s),
+                State::No(_) => None,
+            })
+            .collect();
+        let mut cols = metric_columns(&steps, SB_METRICS);
+        cols.push((
+            Column::new(
+                "o/s",
+                "o/s",
+                "",
+                "operations per second: the QPS",
+                Better::Higher,
+            ),
+            Vec::new(),
+        ));
+        let columns: Vec<Column> = cols.iter().map(|c| c.0.clone()).collect();
+        let id = format!("sysbench-m-{}", sanitize(n));
+        let mut abs = new_table(
+            id.clone(),
+            format!("{n}: metrics"),
+            Kind::Absolute,
+            columns.clone(),
+        );
+        abs.step = Some(n.clone());
+        let mut values: Vec<Option<Vec<Option<f64>>>> = Vec::new();
+        for &i in &ctx.idx {
+            let t = &ctx.all[i];
+            match state(t, n) {
+                State::Ok(s) => {
+                    let v: Vec<Option<f64>> = cols
+                        .iter()
+                        .map(|(c, names)| {
+                            if c.key == "o/s" {
+                                qps(s)
+                            } else {
+                                metric_value(s, names)
+                            }
+                        })
+                        .collect();
+                    abs.rows.push(Row {
+                        label: t.name().into(),
+                        target: Some(i),
+                        cells: v
+                            .iter()
+                            .map(|x| match x {
+                                Some(x) => Cell::num(*x, fmt_sig(*x)),
+                                None => Cell::gap("not in this target's result"),
+                            })
+                            .collect(),
+                        note: None,
+                    });
+                    values.push(Some(v));
+                }
+                State::No(c) => {
+                    abs.rows.push(Row {
+                        label: t.name().into(),
+                        target: Some(i),
+                        cells: vec![c.clone(); columns.len()],
+                        note: c.note.clone(),
+                    });
+                    values.push(None);
+                }
+            }
+        }
+        sec.blocks.push(Block::Table(abs.clone()));
+        if ctx.relative {
+            let mut rel = new_table(
+                format!("{id}-rel"),
+                format!("{n}: metrics relative to the base"),
+                Kind::Relative,
+                Column::ratios(&columns),
+            );
+            rel.step = Some(n.clone());
+            for (r, row) in abs.rows.iter().enumerate() {
+                let cells = match &values[r] {
+                    Some(v) => v
+                        .iter()
+                        .enumerate()
+                        .map(|(c, x)| {
+                            let b = values[bi].as_ref().and_then(|bv| bv[c]);
+                            rel_cell(*x, b, columns[c].better, ctx.thresholds)
+                        })
+                        .collect(),
+                    None => row.cells.clone(),
+                };
+                rel.rows.push(Row {
+                    label: row.label.clone(),
+                    target: row.target,
+                    cells,
+                    note: row.note.clone(),
+                });
+            }
+            rel.legend = Some(rel_legend(ctx));
+            rel.base = Some(ctx.base_name().into());
+            sec.blocks.push(Block::Table(rel));
+        }
+    }
+    sec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_from_the_result_in_any_spelling() {
+        assert_eq!(normalize_group("point"), Some("point"));
+        assert_eq!(normalize_group("Point queries"), Some("point"));
+        assert_eq!(normalize_group("range_agg"), Some("range_agg"));
+        assert_eq!(
+            normalize_group("range queries with aggregation"),
+            Some("range_agg")
+        );
+        assert_eq!(
+            normalize_group("range queries without aggregation"),
+            Some("range")
+        );
+        assert_eq!(normalize_group("range-noagg"), Some("range"));
+        assert_eq!(normalize_group("range"), Some("range"));
+        assert_eq!(normalize_group("writes"), Some("write"));
+        assert_eq!(normalize_group("load"), None);
+    }
+
+    #[test]
+    fn groups_from_names_follow_the_spec() {
+        for (n, g) in [
+            ("point-query_range=100", "point"),
+            ("point-query.pre_range=100", "point"),
+            ("random-points_range=1000", "point"),
+            ("hot-points_range=100", "point"),
+            ("points-notcovered-si_range=100", "point"),
+            ("range-covered-pk_range=100", "range"),
+            ("scan_range=100", "range"),
+            ("read-only_range=10000", "range_agg"),
+            ("read-only-count_range=1000", "range_agg"),
+            ("read-write_range=10", "write"),
+            ("update-zipf_range=100", "write"),
+            ("write-only_range=10000", "write"),
+            ("delete_range=100", "write"),
+            ("insert_range=100", "write"),
+        ] {
+            assert_eq!(group_from_name(n), Some(g), "{n}");
+        }
+        assert_eq!(group_from_name("load"), None);
+    }
+
+    #[test]
+    fn summary_statistics() {
+        let s = stats(&[1.0, 0.9, 1.2, 0.9]).unwrap();
+        assert!((s[0] - 1.0).abs() < 1e-12);
+        assert!((s[1] - 0.95).abs() < 1e-12);
+        assert_eq!((s[2], s[3]), (0.9, 1.2));
+        // population: sqrt(((0)^2 + 0.1^2 + 0.2^2 + 0.1^2) / 4)
+        assert!((s[4] - (0.06f64 / 4.0).sqrt()).abs() < 1e-12);
+        assert_eq!(stats(&[]), None);
+    }
+}
