@@ -54,6 +54,20 @@ fn run_help_documents_every_option() {
         "--config-file",
         "--count-rows",
         "--pause-between",
+        "--tests",
+        "--list",
+        "--run-order",
+        "--threads",
+        "--tables",
+        "--rows",
+        "--read-seconds",
+        "--write-seconds",
+        "--warm-seconds",
+        "--warmup-seconds",
+        "--postwrite-seconds",
+        "--prepared",
+        "--k-values",
+        "--skip-load",
     ] {
         assert!(h.contains(flag), "help lacks {flag}");
     }
@@ -91,6 +105,9 @@ fn presets_are_listed() {
         "cached-repro",
         "io-bound-small",
         "30,000,000",
+        "1u.1t",
+        "4u.1t",
+        "4u.4t",
     ] {
         assert!(s.contains(p), "{p} missing from:\n{s}");
     }

@@ -187,6 +187,61 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     assert_eq!(rows("insert_range=100"), 10_000 - deleted + inserted);
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(summary.contains("read-only_range=10000"), "{summary}");
+    for s in &steps {
+        let hw = s.hardware.as_ref().expect("hardware cost");
+        assert!(hw.op_count > 0.0, "{}", s.step);
+    }
+    let ro = step(&steps, "read-only_range=100");
+    let hw = ro.hardware.as_ref().unwrap();
+    assert_eq!(hw.op, "query");
+    assert_eq!(hw.op_count, ro.sysbench.as_ref().unwrap().queries as f64);
+
+    // The report reads the groups the step files state and leaves out the load and the
+    // warm-ups, as the original's reports do.
+    let rep = tmp.path().join("rep");
+    let o = common::run(&[
+        "report",
+        target_dir(&out, "sqlite.wal-normal").to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
+    let keys = |id: &str| -> Vec<String> {
+        let t = j["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("no table {id}"));
+        t["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let point = keys("sysbench-point-qps");
+    assert!(
+        point.contains(&"point-query.pre_range=100".to_string()),
+        "{point:?}"
+    );
+    assert!(!point.iter().any(|k| k.contains(".warm")), "{point:?}");
+    let range = keys("sysbench-range-qps");
+    assert!(range.contains(&"scan_range=100".to_string()), "{range:?}");
+    assert!(!range.iter().any(|k| k.contains("warm")), "{range:?}");
+    let text = j.to_string();
+    assert!(
+        !text.contains("do not name the group"),
+        "groups come from the results"
+    );
+    assert!(
+        !text.contains("\"load\""),
+        "the load is not a microbenchmark"
+    );
 }
 
 /// The load is the same for the same seed; update-index adds one to k once per event; the

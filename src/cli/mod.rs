@@ -24,8 +24,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 #[command(
     name = "dbperf",
     version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("DBPERF_GIT_REV"), ")"),
-    about = "Benchmark harness for database performance engineers: the Insert Benchmark on \
-             SQLite (embedded) with latency histograms, per-second series and SLA checks.",
+    about = "Benchmark harness for database performance engineers: the Insert Benchmark and \
+             the sysbench microbenchmarks on SQLite (embedded), PostgreSQL and MariaDB/MySQL, \
+             with latency histograms, per-second series and SLA checks.",
     after_help = "Start with `dbperf run` (the quick Insert Benchmark on SQLite), then \
                   `dbperf run --help` for every option."
 )]

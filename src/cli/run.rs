@@ -314,6 +314,32 @@ fn list_presets() {
     }
     println!("{t}");
     println!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.\n");
+    let mut sb = comfy_table::Table::new();
+    sb.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    sb.set_header([
+        "sysbench preset",
+        "threads",
+        "tables",
+        "rows/table",
+        "read s",
+        "write s",
+        "warm-up s",
+        "description",
+    ]);
+    for p in presets::sysbench_all() {
+        sb.add_row([
+            p.name.clone(),
+            p.threads.to_string(),
+            p.tables.to_string(),
+            fmt_num(p.rows as f64),
+            p.read_seconds.to_string(),
+            p.write_seconds.to_string(),
+            p.warmup_seconds.to_string(),
+            p.description.clone(),
+        ]);
+    }
+    println!("{sb}");
+    println!("For --suite sysbench (docs/sysbench.md).\n");
     let mut c = comfy_table::Table::new();
     c.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     c.set_header([

@@ -2,6 +2,7 @@
 //! microbenchmark on one target, one step file each.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use super::summary::fmt_num;
 use crate::dbms::Dbms;
 use crate::engine::{self, Observer, SecondRow, StepMeasurement, StepPlan};
 use crate::error::{bad_input, BadInput};
+use crate::metrics;
 use crate::results::{
     series::SeriesWriter, CleanupRecord, Headline, ServerRecord, StepFile, StepParameters,
     SysbenchStatement, SysbenchStep, SCHEMA,
@@ -326,10 +328,45 @@ impl Observer for Progress {
     }
 }
 
-/// Runs one step's plan with its series, progress and host sampling.
+/// Where a target's cost is read from: /proc for the host, its data devices and the managed
+/// server, and the DBMS's own counters.
+struct Env<'a> {
+    dbms: &'a Arc<dyn Dbms>,
+    sources: metrics::Sources,
+    data_dir: Option<PathBuf>,
+}
+
+/// What the engine measured, and the host and DBMS counters around it.
+struct Measured {
+    m: StepMeasurement,
+    before: metrics::Snapshot,
+    after: metrics::Snapshot,
+    counters_before: Result<Vec<(String, f64)>, String>,
+    counters_after: Result<Vec<(String, f64)>, String>,
+}
+
+impl Measured {
+    /// The step's hardware cost and DBMS counter deltas, normalised by `work`. The interval is
+    /// the engine's whole step, warm-up included, so `work` counts the warm-up's operations too.
+    fn cost(&self, env: &Env, work: &metrics::Work) -> (metrics::Hardware, metrics::DbmsCounters) {
+        let mut hw = metrics::hardware(&env.sources, &self.before, &self.after, work);
+        let counters = metrics::dbms_counters(
+            env.dbms.engine(),
+            self.counters_before.clone(),
+            self.counters_after.clone(),
+            env.data_dir.as_deref(),
+            &mut hw,
+        );
+        (hw, counters)
+    }
+}
+
+/// Runs one step's plan with its series, progress and host sampling, between two snapshots of
+/// the host and the DBMS's counters.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     st: &mut Started,
+    env: &Env,
     name: &str,
     kinds: Vec<usize>,
     qpe: Option<u64>,
@@ -337,26 +374,42 @@ fn measure(
     length: u64,
     load: bool,
     ctx: &TargetRun,
-) -> anyhow::Result<StepMeasurement> {
+) -> anyhow::Result<Measured> {
     let kinds = kinds.into_iter().map(|k| (k, KINDS[k])).collect();
     let series = SeriesWriter::create_with_queries(&st.steps_dir, name, kinds, qpe)
         .map_err(|e| BadInput(format!("cannot write into {}: {e}", st.steps_dir.display())))?;
     let mut progress = Progress::new(name, series, length, load, qpe.unwrap_or(0), ctx.show);
     st.monitor.step_begins(name);
+    // Counters first and last, so their queries fall outside the /proc interval.
+    let counters_before = env.dbms.counters().map_err(|e| e.to_string());
+    let before = metrics::Snapshot::take(&env.sources);
+    let host_series = metrics::series::HostSeries::create(&st.steps_dir, name, &env.sources)
+        .map_err(|e| BadInput(format!("cannot write into {}: {e}", st.steps_dir.display())))?;
     let m = engine::run_step(
         plan,
         &mut Sampling {
             progress: &mut progress,
             monitor: &mut st.monitor,
-            // The per-step hardware cost (issue 4) is not wired into the sysbench suite yet.
-            host_series: None,
-            sources: None,
+            host_series: Some(host_series),
+            sources: Some(&env.sources),
         },
         ctx.interrupt,
     );
+    let after = metrics::Snapshot::take(&env.sources);
+    let counters_after = if m.failure.is_some() {
+        Err("not read: the step failed".to_string())
+    } else {
+        env.dbms.counters().map_err(|e| e.to_string())
+    };
     st.monitor.step_ends();
     progress.finish()?;
-    Ok(m)
+    Ok(Measured {
+        m,
+        before,
+        after,
+        counters_before,
+        counters_after,
+    })
 }
 
 fn status_of(m: &StepMeasurement) -> &'static str {
@@ -401,6 +454,18 @@ pub(super) fn run_target(
 ) -> anyhow::Result<(Vec<StepFile>, &'static str)> {
     let sb = Sysbench::new(p.clone(), dbms.clone());
     let mut st = begin_target(target, &dbms, &record, ctx)?;
+    // Where the target's data lives, for IO and size: the server's datadir, SQLite's directory,
+    // or nowhere on this host for an external server.
+    let data_dir = match (&running, target.external.is_some()) {
+        (Some(r), _) => Some(r.datadir.clone()),
+        (None, true) => None,
+        (None, false) => Some(ctx.work.join(&target.name)),
+    };
+    let env = Env {
+        dbms: &dbms,
+        sources: metrics::Sources::new(data_dir.as_deref(), running.as_ref().map(|r| r.pid)),
+        data_dir,
+    };
     let mut steps: Vec<StepFile> = Vec::new();
     let mut status = "ok";
     let tables = p.table_names();
@@ -412,8 +477,9 @@ pub(super) fn run_target(
     if p.load && !ctx.interrupt.load(Ordering::SeqCst) {
         let started_at = now_rfc3339();
         let total = p.rows * p.tables;
-        let m = measure(
+        let measured = measure(
             &mut st,
+            &env,
             LOAD,
             vec![INSERT, INDEX],
             None,
@@ -422,12 +488,23 @@ pub(super) fn run_target(
             true,
             ctx,
         )?;
-        let step_status = status_of(&m);
+        let m = &measured.m;
+        let step_status = status_of(m);
         let secs = m.duration.as_secs_f64();
         let mut ops = BTreeMap::new();
         for k in [INSERT, INDEX] {
             ops.insert(KINDS[k].to_string(), op_stats(&m.kinds[k], secs));
         }
+        let inserted = m.kinds[INSERT].rows;
+        let (hw, counters) = measured.cost(
+            &env,
+            &metrics::Work {
+                op: "insert",
+                op_count: inserted as f64,
+                inserted_rows: inserted,
+                is_query_step: false,
+            },
+        );
         let sf = StepFile {
             schema: SCHEMA,
             step: LOAD.into(),
@@ -438,7 +515,7 @@ pub(super) fn run_target(
             duration_s: round3(secs),
             headline: Headline {
                 metric: "inserts_per_s".into(),
-                value: round3(sb.load_rate(&m)),
+                value: round3(sb.load_rate(m)),
                 unit: "rows/s".into(),
             },
             parameters: StepParameters {
@@ -457,8 +534,8 @@ pub(super) fn run_target(
             table_rows: rows_after(step_status),
             series_file: Some(format!("{LOAD}.series.csv")),
             sysbench: None,
-            hardware: None,
-            dbms: None,
+            hardware: Some(hw),
+            dbms: Some(counters),
         };
         finish_step(&st.steps_dir, &sf)?;
         eprintln!(
@@ -486,7 +563,7 @@ pub(super) fn run_target(
                 status = "interrupted";
                 break;
             }
-            let sf = run_test(&mut st, &sb, t, i as u64 + 1, ctx, &rows_after)?;
+            let sf = run_test(&mut st, &env, &sb, t, i as u64 + 1, ctx, &rows_after)?;
             eprintln!("{}", line(&sf));
             let step_status = sf.status.clone();
             if step_status == "failed" {
@@ -506,15 +583,15 @@ pub(super) fn run_target(
                 _ => {}
             }
         }
-    } else if status == "failed" {
-        // Nothing to run on tables that did not load.
     }
     end_target(st, status, running, record.as_ref())?;
     Ok((steps, status))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_test(
     st: &mut Started,
+    env: &Env,
     sb: &Sysbench,
     t: &Planned,
     step_index: u64,
@@ -530,8 +607,9 @@ fn run_test(
     let spe = b.statements_per_event();
     let planned_s = p.seconds_of(e);
     let length = planned_s.map(|s| s + p.warmup_seconds).unwrap_or(1);
-    let m = measure(
+    let measured = measure(
         st,
+        env,
         &label,
         vec![EVENT, WARMUP],
         Some(spe),
@@ -540,8 +618,21 @@ fn run_test(
         false,
         ctx,
     )?;
-    let o = sb.outcome(t, &m, partial.load(Ordering::Relaxed));
-    let mut step_status = status_of(&m);
+    let m = &measured.m;
+    let o = sb.outcome(t, m, partial.load(Ordering::Relaxed));
+    // The /proc interval is the engine's step, warm-up included: count its statements too.
+    let all_events = o.events + o.warmup_events;
+    let inserted = b.inserts_per_event() * all_events;
+    let (hw, counters) = measured.cost(
+        env,
+        &metrics::Work {
+            op: "query",
+            op_count: (o.queries + o.warmup_events * spe) as f64,
+            inserted_rows: inserted,
+            is_query_step: true,
+        },
+    );
+    let mut step_status = status_of(m);
     let mut error = m.failure.clone();
     let cleanup = if e.postwrite && step_status == "ok" {
         let (budget, _) = p.postwrite_budget();
@@ -652,8 +743,8 @@ fn run_test(
         table_rows: rows_after(step_status),
         series_file: Some(format!("{label}.series.csv")),
         sysbench: Some(sysbench),
-        hardware: None,
-        dbms: None,
+        hardware: Some(hw),
+        dbms: Some(counters),
     })
     .and_then(|sf| {
         finish_step(&st.steps_dir, &sf)?;

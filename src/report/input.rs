@@ -191,6 +191,9 @@ struct StepFileView {
     qps: Option<f64>,
     #[serde(default)]
     series_file: Option<String>,
+    /// sysbench steps as dbperf writes them: `group`, `reported`, ... (docs/sysbench.md).
+    #[serde(default)]
+    sysbench: Value,
 }
 
 /// One step as a report needs it.
@@ -216,6 +219,8 @@ pub struct StepView {
     pub group: Option<String>,
     /// sysbench: a `qps` field, used when there is no headline.
     pub qps: Option<f64>,
+    /// sysbench: false for the original's unreported warm-up runs (`.warm`, `.warmpre`).
+    pub reported: bool,
     pub series: Option<Series>,
 }
 
@@ -480,8 +485,20 @@ fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)>
             sla: f.sla,
             metrics,
             not_measured,
-            group: f.group,
+            // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
+            // is read too.
+            group: f
+                .sysbench
+                .get("group")
+                .and_then(|g| g.as_str())
+                .map(String::from)
+                .or(f.group),
             qps: f.qps,
+            reported: f
+                .sysbench
+                .get("reported")
+                .and_then(|r| r.as_bool())
+                .unwrap_or(true),
             series,
         },
         warnings,

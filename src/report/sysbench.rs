@@ -84,6 +84,8 @@ pub fn build(ctx: &Ctx) -> Section {
             }
         }
     }
+    // The original reports neither its warm-ups (.warm, .warmpre) nor dbperf's load.
+    names.retain(|n| n != "load" && !ts.iter().any(|t| t.step(n).is_some_and(|s| !s.reported)));
     let mut inferred = Vec::new();
     let group_of = |n: &str, inferred: &mut Vec<String>| -> &'static str {
         let stated = ts

@@ -573,6 +573,16 @@ impl Microbenchmark {
         c
     }
 
+    /// Rows each event inserts (its INSERT statements).
+    pub fn inserts_per_event(&self) -> u64 {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.stmts.iter().map(move |s| (b.repeat, s)))
+            .filter(|(_, s)| s.sql.starts_with("INSERT"))
+            .map(|(r, _)| r as u64)
+            .sum()
+    }
+
     /// Whether the label's range changes what the test does.
     pub fn uses_range(&self) -> bool {
         self.range != RangeUse::Unused
@@ -616,6 +626,9 @@ mod tests {
         assert_eq!(spe("read-only-count"), 1);
         assert_eq!(spe("update-inlist"), 1);
         assert_eq!(spe("insert"), 1);
+        assert_eq!(find("read-write").unwrap().inserts_per_event(), 1);
+        assert_eq!(find("insert").unwrap().inserts_per_event(), 1);
+        assert_eq!(find("update-index").unwrap().inserts_per_event(), 0);
     }
 
     #[test]
