@@ -58,6 +58,15 @@ fn quick_on(target: &str, name: &str, version: &str, maintenance: &str) {
             s.step, s.ops["event"].error_samples
         );
         assert_eq!(x.queries, x.events * x.statements_per_event, "{}", s.step);
+        // What the statements cost the managed server, per statement.
+        let hw = s.hardware.as_ref().unwrap();
+        assert_eq!(hw.op, "query", "{}", s.step);
+        assert!(
+            hw.server.is_some() && hw.per_op.server_cpu_us.is_some(),
+            "{}: {:?}",
+            s.step,
+            hw.missing
+        );
     }
     let rows = |label: &str| step(&steps, label).table_rows.as_ref().unwrap()["sbtest1"];
     assert_eq!(rows("read-write_range=100"), 10_000);
