@@ -2,7 +2,7 @@
 //! the metric columns a step file's `metrics` object brings.
 
 use super::input::{StepView, TargetResult};
-use super::model::{Better, Cell, Column, Mark};
+use super::model::{Better, Cell, Column, Mark, Row, Table};
 use super::Ctx;
 
 /// A step of a target, or the cell that says why there is no number.
@@ -321,4 +321,35 @@ pub fn metric_value(s: &StepView, names: &[String]) -> Option<f64> {
         .find_map(|n| s.metrics.get(n))
         .copied()
         .flatten()
+}
+
+/// The rows of a relative table: each target's values against the base target's (row `base`),
+/// or the absolute row's cells as they are where a target has no values (a gap, a failure).
+pub fn relative_rows(
+    abs: &Table,
+    values: &[Option<Vec<Option<f64>>>],
+    base: usize,
+    columns: &[Column],
+    ctx: &Ctx,
+) -> Vec<Row> {
+    abs.rows
+        .iter()
+        .enumerate()
+        .map(|(r, row)| Row {
+            label: row.label.clone(),
+            target: row.target,
+            cells: match &values[r] {
+                Some(v) => v
+                    .iter()
+                    .enumerate()
+                    .map(|(c, x)| {
+                        let b = values[base].as_ref().and_then(|bv| bv[c]);
+                        super::rules::rel_cell(*x, b, columns[c].better, ctx.thresholds)
+                    })
+                    .collect(),
+                None => row.cells.clone(),
+            },
+            note: row.note.clone(),
+        })
+        .collect()
 }

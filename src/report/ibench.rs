@@ -5,7 +5,8 @@
 
 use super::chart::{self, Agg, Line, LineChart};
 use super::common::{
-    metric_columns, metric_value, not_measured, rel_legend, sanitize, state, State, HW_METRICS,
+    metric_columns, metric_value, not_measured, rel_legend, relative_rows, sanitize, state, State,
+    HW_METRICS,
 };
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
@@ -612,25 +613,7 @@ fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Ta
             .iter()
             .position(|i| *i == ctx.suite_base())
             .unwrap_or(0);
-        for (r, row) in abs.rows.iter().enumerate() {
-            let cells = match &values[r] {
-                Some(v) => v
-                    .iter()
-                    .enumerate()
-                    .map(|(c, x)| {
-                        let b = values[bi].as_ref().and_then(|bv| bv[c]);
-                        rel_cell(*x, b, columns[c].better, ctx.thresholds)
-                    })
-                    .collect(),
-                None => row.cells.clone(),
-            };
-            rel.rows.push(Row {
-                label: row.label.clone(),
-                target: row.target,
-                cells,
-                note: row.note.clone(),
-            });
-        }
+        rel.rows = relative_rows(&abs, &values, bi, &columns, ctx);
         rel.legend = Some(rel_legend(ctx));
         rel.base = Some(ctx.base_name().into());
         rel

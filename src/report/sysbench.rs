@@ -6,7 +6,8 @@
 
 use super::chart::{self, BarChart};
 use super::common::{
-    metric_columns, metric_value, not_measured, rel_legend, sanitize, state, State, SB_METRICS,
+    metric_columns, metric_value, not_measured, rel_legend, relative_rows, sanitize, state, State,
+    SB_METRICS,
 };
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
@@ -443,25 +444,7 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
                 Column::ratios(&columns),
             );
             rel.step = Some(n.clone());
-            for (r, row) in abs.rows.iter().enumerate() {
-                let cells = match &values[r] {
-                    Some(v) => v
-                        .iter()
-                        .enumerate()
-                        .map(|(c, x)| {
-                            let b = values[bi].as_ref().and_then(|bv| bv[c]);
-                            rel_cell(*x, b, columns[c].better, ctx.thresholds)
-                        })
-                        .collect(),
-                    None => row.cells.clone(),
-                };
-                rel.rows.push(Row {
-                    label: row.label.clone(),
-                    target: row.target,
-                    cells,
-                    note: row.note.clone(),
-                });
-            }
+            rel.rows = relative_rows(&abs, &values, bi, &columns, ctx);
             rel.legend = Some(rel_legend(ctx));
             rel.base = Some(ctx.base_name().into());
             sec.blocks.push(Block::Table(rel));
