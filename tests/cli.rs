@@ -223,3 +223,48 @@ fn writeamp_explains_counters_given_by_hand_and_refuses_bad_files() {
     let o = run(&["writeamp", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+/// `dbperf ... | head` closes stdout early. Rust ignores SIGPIPE, so a write fails with EPIPE:
+/// the output must end quietly (no panic, no backtrace) and a run must finish and keep its
+/// results.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--list-presets"],
+        vec!["run", "--suite", "sysbench", "--list"],
+        vec!["host", "show"],
+        vec![
+            "run",
+            "--suite",
+            "sysbench",
+            "--tests",
+            "point-query",
+            "--rows",
+            "1000",
+            "--read-seconds",
+            "1",
+            "--no-progress",
+            "--no-calibration",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ];
+    for args in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = dbperf()
+            .args(&args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+    let (run, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
+    assert_eq!(run.status, "ok");
+    assert_eq!(steps.len(), 2, "load and point-query");
+}

@@ -161,9 +161,10 @@ pub fn run(cmd: HostCommand) -> anyhow::Result<i32> {
         HostCommand::Show(a) => {
             let f = host::fingerprint(&roots(&a.roots)?, &paths(&a.paths));
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&f)?);
+                out!("{}", serde_json::to_string_pretty(&f)?);
             } else {
-                print!("{}", host::show::render(&f));
+                let text = host::show::render(&f);
+                out!("{}", text.trim_end_matches('\n'));
             }
         }
         HostCommand::Tune(a) => {
@@ -192,13 +193,13 @@ pub fn run(cmd: HostCommand) -> anyhow::Result<i32> {
                 a.dry_run,
             )?;
             for l in r.lines {
-                println!("{l}");
+                out!("{l}");
             }
         }
         HostCommand::Undo(a) => {
             let r = tune::undo(&roots(&a.roots)?, &state_file(&a.state_file))?;
             for l in r.lines {
-                println!("{l}");
+                out!("{l}");
             }
         }
     }

@@ -1,6 +1,16 @@
 //! Command line: parsing, exit codes, and what a person sees. Exit 0 = success, 1 = a benchmark
 //! or DBMS failure (finished steps are kept), 2 = bad input, 130 = interrupted by Ctrl-C.
 
+/// Like println!, but a closed stdout (`dbperf host show | head`) does not panic: Rust ignores
+/// SIGPIPE, so the write fails with EPIPE, and the rest of the output is dropped quietly while
+/// the command goes on (a run still stops its servers and keeps its results).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod host;
 mod progress;
 mod record;

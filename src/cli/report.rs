@@ -95,7 +95,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<i32> {
         title: a.title,
     };
     for p in report::generate(&a.inputs, &a.out, &formats, &opts)? {
-        println!("{}", p.display());
+        out!("{}", p.display());
     }
     Ok(EXIT_OK)
 }
@@ -107,7 +107,7 @@ pub fn after_run(out: &Path, targets: &[Target]) {
     match report::after_run(out, &names) {
         Ok(files) => {
             if let Some(f) = files.first() {
-                println!("Report: {}", f.display());
+                out!("Report: {}", f.display());
             }
         }
         Err(e) => eprintln!("warning: no report was written: {e:#}"),

@@ -163,13 +163,16 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
         connect: connect.clone(),
     };
     crate::results::write_json_atomic(&dir.join(STATE), &state)?;
-    println!(
+    out!(
         "{} is running: pid {}, port {} on 127.0.0.1, socket {}",
-        t.name, running.pid, running.port, state.socket
+        t.name,
+        running.pid,
+        running.port,
+        state.socket
     );
-    println!("connect:  {connect}");
-    println!("log:      {}", state.log);
-    println!(
+    out!("connect:  {connect}");
+    out!("log:      {}", state.log);
+    out!(
         "stop:     dbperf server stop {} --dir {}",
         a.target,
         dir.display()
@@ -216,14 +219,14 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
             process::signal_group(state.pid, libc::SIGKILL);
         }
         process::signal_group(state.pid, libc::SIGKILL);
-        println!(
+        out!(
             "stopped {} (pid {}) in {:.1} s",
             state.target,
             state.pid,
             start.elapsed().as_secs_f64()
         );
     } else {
-        println!("{} (pid {}) was not running", state.target, state.pid);
+        out!("{} (pid {}) was not running", state.target, state.pid);
     }
     let _ = std::fs::remove_file(&path);
     if a.remove {

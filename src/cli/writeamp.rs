@@ -114,15 +114,6 @@ fn mb(b: Option<f64>) -> String {
     b.map_or("-".into(), |b| format!("{:.1} MiB", b / 1048576.0))
 }
 
-/// Like println!, but a closed stdout (`dbperf writeamp R | head`) ends the output quietly
-/// instead of panicking.
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
-}
-
 fn print(label: &str, w: &WriteAmp) {
     out!("{label}");
     out!(
