@@ -587,3 +587,96 @@ fn literals_normalise_but_names_keep_their_digits() {
         "SELECT c FROM sbtest12 WHERE id BETWEEN ? AND ?"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// usepk=0: id only in a secondary index
+
+/// Runs reads and writes that find rows by id on tables loaded with `--usepk 0`, on an external
+/// target reaching a managed server; returns the steps.
+fn usepk0_run(tmp: &Path, engine: &str, port: u16, user: &str) -> Vec<StepFile> {
+    let toml = toml_for(tmp, Some((engine, port, user)));
+    let out = tmp.join("r");
+    let o = run(&[
+        "run",
+        "--suite",
+        "sysbench",
+        "--config-file",
+        toml.to_str().unwrap(),
+        "--target",
+        "ext",
+        "--usepk",
+        "0",
+        "--rows",
+        "2000",
+        "--tests",
+        "point-query,update-index,delete,insert",
+        "--read-seconds",
+        "1",
+        "--write-seconds",
+        "1",
+        "--warmup-seconds",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+        "--no-calibration",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (run, steps) = read_all(&target_dir(&out, "ext"));
+    assert_eq!(run.parameters["usepk"], 0);
+    for s in &steps[1..] {
+        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        assert!(s.sysbench.as_ref().unwrap().events > 0, "{}", s.step);
+    }
+    steps
+}
+
+#[test]
+fn usepk_0_keeps_id_in_a_secondary_index_on_postgres() {
+    if !postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pg");
+    let port = start("postgres", &dir, None);
+    let _instance = Instance {
+        target: "postgres",
+        dir: &dir,
+    };
+    usepk0_run(tmp.path(), "postgres", port, "dbperf");
+    let pg = Pg { port };
+    let pk =
+        "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sbtest1'::regclass AND contype = 'p'";
+    assert_eq!(pg.psql(pk).trim(), "0");
+    let indexes = "SELECT indexname || ' ' || indexdef FROM pg_indexes WHERE tablename = 'sbtest1' ORDER BY 1";
+    let got = pg.psql(indexes);
+    assert!(
+        got.contains("xid1 CREATE INDEX xid1 ON public.sbtest1 USING btree (id)"),
+        "{got}"
+    );
+    assert!(got.contains("k_1 "), "{got}");
+}
+
+#[test]
+fn usepk_0_keeps_id_in_a_secondary_index_on_mariadb() {
+    if !mariadb(false) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ma");
+    let port = start("mariadb", &dir, None);
+    let _instance = Instance {
+        target: "mariadb",
+        dir: &dir,
+    };
+    usepk0_run(tmp.path(), "mariadb", port, "root");
+    let got = Maria { port }.mysql(
+        "SELECT index_name, column_name, non_unique FROM information_schema.statistics \
+         WHERE table_schema = 'ib' AND table_name = 'sbtest1' ORDER BY 1",
+    );
+    assert_eq!(
+        got.trim(),
+        "id\tid\t1\nk_1\tk\t1",
+        "no PRIMARY, id in a secondary KEY"
+    );
+}

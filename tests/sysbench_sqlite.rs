@@ -195,6 +195,14 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     let hw = ro.hardware.as_ref().unwrap();
     assert_eq!(hw.op, "query");
     assert_eq!(hw.op_count, ro.sysbench.as_ref().unwrap().queries as f64);
+    // 1 s per test: the per-second QPS percentiles need 10 seconds.
+    assert_eq!(ro.interval_rate_percentiles.len(), 5);
+    assert!(ro.interval_rate_percentiles.values().all(|v| v.is_none()));
+    let scan = step(&steps, "scan_range=100");
+    assert!(
+        scan.interval_rate_percentiles.is_empty(),
+        "scans are not a rate of events"
+    );
 
     // The report reads the groups the step files state and leaves out the load and the
     // warm-ups, as the original's reports do.
@@ -426,6 +434,7 @@ fn bad_input_is_one_sentence_and_exit_2() {
         ),
         (vec!["--skip-load"], "--skip-load needs table sbtest1"),
         (vec!["--preset", "cached-small"], "unknown sysbench preset"),
+        (vec!["--usepk", "0"], "--usepk 0 needs a server target"),
         (vec!["--rows-l-i0", "10"], "Insert Benchmark flag"),
     ] {
         let mut a = vec!["--out", o_];
@@ -445,4 +454,72 @@ fn bad_input_is_one_sentence_and_exit_2() {
     let list = String::from_utf8_lossy(&o.stdout);
     assert!(list.contains("point-query.warm_range=100 (not reported) + postwrite"));
     assert!(list.contains("42 reported"), "{list}");
+}
+
+/// With a warm-up, the step's cost covers the measured time only (its interval starts at the
+/// warm-up's end, and a figure per statement is the interval's rate over the measured QPS), and
+/// the per-second QPS percentiles leave the warm-up's seconds out.
+#[test]
+fn cost_and_interval_rates_leave_the_warmup_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = sb(&[
+        "--out",
+        out.to_str().unwrap(),
+        "--tests",
+        "point-query",
+        "--rows",
+        "2000",
+        "--warmup-seconds",
+        "2",
+        "--read-seconds",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (_, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
+    let s = step(&steps, "point-query_range=100");
+    let x = s.sysbench.as_ref().unwrap();
+    assert!(x.warmup_events > 0);
+    let hw = s.hardware.as_ref().unwrap();
+    // Measured time is 10 s; the interval starts up to 0.25 s (plus a query) after the warm-up.
+    assert!(
+        hw.interval_s > s.duration_s - 0.6 && hw.interval_s <= s.duration_s + 0.5,
+        "interval {} s, measured {} s",
+        hw.interval_s,
+        s.duration_s
+    );
+    let want = x.queries as f64 * hw.interval_s / s.duration_s;
+    assert!(
+        (hw.op_count - want).abs() <= want * 0.01,
+        "{} vs {want}",
+        hw.op_count
+    );
+    let o_s = hw.sysbench_row.o_s;
+    assert!(
+        (o_s - x.queries_per_s).abs() <= x.queries_per_s * 0.02,
+        "{o_s} vs {}",
+        x.queries_per_s
+    );
+
+    let p = &s.interval_rate_percentiles;
+    let names: Vec<&str> = p.keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "qps_p50_interval",
+            "qps_p75_interval",
+            "qps_p90_interval",
+            "qps_p95_interval",
+            "qps_p99_interval"
+        ]
+    );
+    let p50 = p["qps_p50_interval"].expect("10 measured seconds");
+    let p99 = p["qps_p99_interval"].unwrap();
+    // Descending order: p99 is a low second; no warm-up second (0 events) among them.
+    assert!(p99 > 0.0 && p99 <= p50, "{p99} {p50}");
+    assert!(
+        p50 > x.queries_per_s * 0.5 && p50 < x.queries_per_s * 2.0,
+        "{p50} vs {}",
+        x.queries_per_s
+    );
 }

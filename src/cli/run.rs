@@ -312,8 +312,8 @@ fn list_presets() {
             p.description.clone(),
         ]);
     }
-    println!("{t}");
-    println!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.\n");
+    out!("{t}");
+    out!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.\n");
     let mut sb = comfy_table::Table::new();
     sb.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     sb.set_header([
@@ -338,8 +338,8 @@ fn list_presets() {
             p.description.clone(),
         ]);
     }
-    println!("{sb}");
-    println!("For --suite sysbench (docs/sysbench.md).\n");
+    out!("{sb}");
+    out!("For --suite sysbench (docs/sysbench.md).\n");
     let mut c = comfy_table::Table::new();
     c.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     c.set_header([
@@ -359,7 +359,7 @@ fn list_presets() {
             cfg.about.to_string(),
         ]);
     }
-    println!("{c}");
+    out!("{c}");
 }
 
 /// The suite a run executes, with every parameter after preset and flags.
@@ -459,6 +459,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             return bad_input(format!("target {} is given twice", t.name));
         }
         targets.push(t);
+    }
+    if let (Workload::Sysbench(p), Some(t)) =
+        (&workload, targets.iter().find(|t| t.engine == "sqlite"))
+    {
+        if p.usepk == 0 {
+            return bad_input(format!(
+                "--usepk 0 needs a server target: SQLite assigns ids only to an INTEGER PRIMARY \
+                 KEY, and target {} is SQLite",
+                t.name
+            ));
+        }
     }
     let out = match &args.out {
         Some(p) => p.clone(),
@@ -588,9 +599,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         })
         .collect();
     if summaries.iter().any(|s| !s.steps.is_empty()) {
-        println!("{}", table(&summaries));
+        out!("{}", table(&summaries));
     }
-    println!("Results: {}", out.display());
+    out!("Results: {}", out.display());
     super::report::after_run(&out, &targets);
     if interrupt.load(Ordering::SeqCst) {
         return Ok(EXIT_INTERRUPTED);
@@ -1098,6 +1109,7 @@ fn run_target(
                 monitor: &mut st.monitor,
                 host_series: Some(host_series),
                 sources: Some(&sources),
+                at_second: None,
             },
             interrupt,
         );
@@ -1212,6 +1224,8 @@ pub(super) struct Sampling<'a> {
     /// lost, the step goes on).
     pub host_series: Option<metrics::series::HostSeries>,
     pub sources: Option<&'a metrics::Sources>,
+    /// Called once, when the given full second of the step has ended (the end of a warm-up).
+    pub at_second: Option<(u64, &'a mut dyn FnMut())>,
 }
 
 impl Drop for Sampling<'_> {
@@ -1233,6 +1247,11 @@ impl engine::Observer for Sampling<'_> {
         // The last, partial row is reported after the load has stopped.
         if row.interval_s >= 0.999 {
             self.monitor.second();
+            if let Some((second, f)) = self.at_second.as_mut() {
+                if row.index == *second {
+                    f();
+                }
+            }
         }
     }
 }

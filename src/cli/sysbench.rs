@@ -107,6 +107,12 @@ pub struct SysbenchArgs {
     #[arg(long, value_enum, value_name = "ON|OFF")]
     pub prepared: Option<OnOff>,
 
+    /// The original's usepk: 1 = PRIMARY KEY (id); 0 = id only in a secondary index (its Lua's
+    /// --secondary: InnoDB and MyRocks cluster on a hidden row id, PostgreSQL's table has no
+    /// primary key). PostgreSQL and MySQL/MariaDB targets only [default: 1].
+    #[arg(long, value_name = "0|1", value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub usepk: Option<u8>,
+
     /// How the load draws k [default: special].
     #[arg(long, value_enum)]
     pub k_values: Option<KValuesArg>,
@@ -133,6 +139,7 @@ impl SysbenchArgs {
             (self.warmup_seconds.is_some(), "--warmup-seconds"),
             (self.postwrite_seconds.is_some(), "--postwrite-seconds"),
             (self.prepared.is_some(), "--prepared"),
+            (self.usepk.is_some(), "--usepk"),
             (self.k_values.is_some(), "--k-values"),
             (self.skip_load, "--skip-load"),
         ]
@@ -168,6 +175,7 @@ impl SysbenchArgs {
             warmup_seconds: self.warmup_seconds,
             postwrite_seconds: self.postwrite_seconds,
             prepared: self.prepared != Some(OnOff::Off),
+            usepk: self.usepk.unwrap_or(1),
             k_values: match self.k_values {
                 Some(KValuesArg::Uniform) => KValues::Uniform,
                 _ => KValues::Special,
@@ -216,8 +224,8 @@ pub fn print_list(p: &SysbenchParams) {
             b.original.to_string(),
         ]);
     }
-    println!("{t}");
-    println!(
+    out!("{t}");
+    out!(
         "Run order {}: the load, then these; {} reported. Groups and statements: docs/sysbench.md.",
         p.run_order.name(),
         p.planned()
@@ -339,15 +347,18 @@ struct Env<'a> {
 /// What the engine measured, and the host and DBMS counters around it.
 struct Measured {
     m: StepMeasurement,
+    /// At the step's start, or at the end of its warm-up when `after_warmup`.
     before: metrics::Snapshot,
     after: metrics::Snapshot,
     counters_before: Result<Vec<(String, f64)>, String>,
     counters_after: Result<Vec<(String, f64)>, String>,
+    /// Whether the interval starts at the end of the warm-up rather than at the step's start.
+    after_warmup: bool,
 }
 
 impl Measured {
-    /// The step's hardware cost and DBMS counter deltas, normalised by `work`. The interval is
-    /// the engine's whole step, warm-up included, so `work` counts the warm-up's operations too.
+    /// The interval's hardware cost and DBMS counter deltas, normalised by `work` (the
+    /// operations within that interval).
     fn cost(&self, env: &Env, work: &metrics::Work) -> (metrics::Hardware, metrics::DbmsCounters) {
         let mut hw = metrics::hardware(&env.sources, &self.before, &self.after, work);
         let counters = metrics::dbms_counters(
@@ -359,10 +370,15 @@ impl Measured {
         );
         (hw, counters)
     }
+
+    fn interval_s(&self) -> f64 {
+        self.after.secs_since(&self.before)
+    }
 }
 
 /// Runs one step's plan with its series, progress and host sampling, between two snapshots of
-/// the host and the DBMS's counters.
+/// the host and the DBMS's counters. With `warmup_s`, the first snapshot is taken again when the
+/// warm-up's last second has been collected, so the cost leaves the warm-up out.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     st: &mut Started,
@@ -372,6 +388,7 @@ fn measure(
     qpe: Option<u64>,
     plan: StepPlan,
     length: u64,
+    warmup_s: u64,
     load: bool,
     ctx: &TargetRun,
 ) -> anyhow::Result<Measured> {
@@ -385,6 +402,11 @@ fn measure(
     let before = metrics::Snapshot::take(&env.sources);
     let host_series = metrics::series::HostSeries::create(&st.steps_dir, name, &env.sources)
         .map_err(|e| BadInput(format!("cannot write into {}: {e}", st.steps_dir.display())))?;
+    let mut at_warmup_end = None;
+    let mut mark = || {
+        let counters = env.dbms.counters().map_err(|e| e.to_string());
+        at_warmup_end = Some((metrics::Snapshot::take(&env.sources), counters));
+    };
     let m = engine::run_step(
         plan,
         &mut Sampling {
@@ -392,10 +414,16 @@ fn measure(
             monitor: &mut st.monitor,
             host_series: Some(host_series),
             sources: Some(&env.sources),
+            at_second: (warmup_s > 0).then_some((warmup_s - 1, &mut mark as &mut dyn FnMut())),
         },
         ctx.interrupt,
     );
     let after = metrics::Snapshot::take(&env.sources);
+    // A step that ended within a second of its warm-up (stopped, failed) keeps the whole step.
+    let (before, counters_before, after_warmup) = match at_warmup_end {
+        Some((s, c)) if after.secs_since(&s) >= 0.5 => (s, c, true),
+        _ => (before, counters_before, false),
+    };
     let counters_after = if m.failure.is_some() {
         Err("not read: the step failed".to_string())
     } else {
@@ -409,6 +437,7 @@ fn measure(
         after,
         counters_before,
         counters_after,
+        after_warmup,
     })
 }
 
@@ -485,6 +514,7 @@ pub(super) fn run_target(
             None,
             sb.load_plan(),
             total,
+            0,
             true,
             ctx,
         )?;
@@ -615,19 +645,39 @@ fn run_test(
         Some(spe),
         plan,
         length,
+        if planned_s.is_some() {
+            p.warmup_seconds
+        } else {
+            0
+        },
         false,
         ctx,
     )?;
     let m = &measured.m;
     let o = sb.outcome(t, m, partial.load(Ordering::Relaxed));
-    // The /proc interval is the engine's step, warm-up included: count its statements too.
-    let all_events = o.events + o.warmup_events;
-    let inserted = b.inserts_per_event() * all_events;
+    let (op_count, inserted) = if measured.after_warmup {
+        // The cost interval starts when the collector has read the warm-up's last second, a
+        // fraction of a second into the measured time: scale the measured statements to it, so a
+        // figure per statement is the interval's rate over the measured rate (as the original
+        // divides its monitors' per-second averages by sysbench's QPS).
+        let scale = measured.interval_s() / o.measured_s;
+        (
+            o.queries as f64 * scale,
+            ((b.inserts_per_event() * o.events) as f64 * scale).round() as u64,
+        )
+    } else {
+        // No warm-up, or the step ended within it: the interval is the whole step.
+        let all_events = o.events + o.warmup_events;
+        (
+            (o.queries + o.warmup_events * spe) as f64,
+            b.inserts_per_event() * all_events,
+        )
+    };
     let (hw, counters) = measured.cost(
         env,
         &metrics::Work {
             op: "query",
-            op_count: (o.queries + o.warmup_events * spe) as f64,
+            op_count,
             inserted_rows: inserted,
             is_query_step: true,
         },
@@ -737,7 +787,7 @@ fn run_test(
             queries: None,
         },
         ops,
-        interval_rate_percentiles: BTreeMap::new(),
+        interval_rate_percentiles: o.interval_percentiles.iter().cloned().collect(),
         sla: None,
         cleanup,
         table_rows: rows_after(step_status),

@@ -117,9 +117,11 @@ pub trait Dialect: Send + Sync {
     fn table_exists_sql(&self, table: &str) -> String;
     /// One integer: 1 when the named index exists.
     fn index_exists_sql(&self, table: &str, index: &str) -> String;
-    /// Drop and create a sysbench table `sbtest<N>` as sysbench 1.0's oltp_common.lua creates it
-    /// on this engine (id auto-assigned, `k`, `c CHAR(120)`, `pad CHAR(60)`, PRIMARY KEY (id)).
-    fn sysbench_create_table(&self, table: &str) -> Vec<String>;
+    /// Drop and create a sysbench table `sbtest<n>` as the original's oltp_common.lua creates it
+    /// on this engine (id auto-assigned, `k`, `c CHAR(120)`, `pad CHAR(60)`). With
+    /// `primary_key`, PRIMARY KEY (id); without (the original's usepk=0, its Lua's
+    /// --secondary), id is only in a secondary index.
+    fn sysbench_create_table(&self, table: &str, n: u64, primary_key: bool) -> Vec<String>;
     /// sysbench's secondary index on `k`, built right after the table is loaded.
     fn sysbench_create_index(&self, table: &str, n: u64) -> String {
         format!("CREATE INDEX k_{n} ON {table}(k)")

@@ -346,15 +346,17 @@ impl Dialect for PgDialect {
         format!("SELECT (to_regclass('{index}') IS NOT NULL)::int")
     }
 
-    fn sysbench_create_table(&self, t: &str) -> Vec<String> {
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t}(id SERIAL, k INTEGER DEFAULT '0' NOT NULL, \
-                 c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
-                 PRIMARY KEY (id))"
-            ),
-        ]
+    fn sysbench_create_table(&self, t: &str, n: u64, primary_key: bool) -> Vec<String> {
+        let columns = "id SERIAL, k INTEGER DEFAULT '0' NOT NULL, \
+                       c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL";
+        let mut v = vec![format!("DROP TABLE IF EXISTS {t}")];
+        if primary_key {
+            v.push(format!("CREATE TABLE {t}({columns}, PRIMARY KEY (id))"));
+        } else {
+            v.push(format!("CREATE TABLE {t}({columns})"));
+            v.push(format!("CREATE INDEX xid{n} ON {t}(id)"));
+        }
+        v
     }
 
     /// sysbench's PostgreSQL driver also rolls back and restarts on a unique violation (23505),

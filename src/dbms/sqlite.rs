@@ -483,9 +483,10 @@ impl Dialect for SqliteDialect {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '{t}' AND name = '{index}'")
     }
 
-    fn sysbench_create_table(&self, t: &str) -> Vec<String> {
+    fn sysbench_create_table(&self, t: &str, _n: u64, _primary_key: bool) -> Vec<String> {
         // id is the rowid (INTEGER PRIMARY KEY): rows loaded without an id get 1, 2, 3 ... as
         // with AUTO_INCREMENT and SERIAL, and a point select by id is one b-tree descent.
+        // SQLite assigns ids only to that column, so usepk=0 is refused before a run starts.
         vec![
             format!("DROP TABLE IF EXISTS {t}"),
             format!(

@@ -74,6 +74,11 @@ impl Snapshot {
             server: s.server_pid.map(|p| proc::tree(&s.proc_root, p)),
         }
     }
+
+    /// Seconds from `earlier` to this snapshot.
+    pub fn secs_since(&self, earlier: &Snapshot) -> f64 {
+        self.at.duration_since(earlier.at).as_secs_f64()
+    }
 }
 
 /// Hardware cost of one step, stored in `steps/<step>.json` as `hardware`.

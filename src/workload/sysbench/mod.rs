@@ -17,7 +17,7 @@ use crate::dbms::Dbms;
 use crate::engine::{Lifetime, Pace, Role, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
 use crate::workload::ibench::rows::{rng, stream_seed};
-use crate::workload::ibench::Cleanup;
+use crate::workload::ibench::{interval_rate_percentiles, Cleanup};
 use catalog::{Keys, Metric, Microbenchmark, RangeUse};
 use keys::{KeyGen, Zipf};
 use order::{Entry, RunOrder, Secs, Threads, Variant};
@@ -58,6 +58,8 @@ pub struct SysbenchParams {
     /// sysbench's --warmup-time: events run but are not counted, at the start of every test.
     pub warmup_seconds: u64,
     pub prepared: bool,
+    /// The original's usepk: 1 = PRIMARY KEY (id); 0 = id only in a secondary index.
+    pub usepk: u8,
     pub k_values: KValues,
     pub zipfian_exp: f64,
     /// Budget of each "postwrite" cleanup + wait; null = min(1200, 60 + tables x rows / 1e6).
@@ -297,6 +299,9 @@ pub struct Outcome {
     pub counts: [u64; 3],
     pub errors: u64,
     pub scan_rows_per_s: Option<f64>,
+    /// `qps_p50_interval` ...: the original's percentiles of the per-second rate (spec §2.6)
+    /// over the measured full seconds; empty for scans, whose metric is not a rate of events.
+    pub interval_percentiles: Vec<(String, Option<f64>)>,
 }
 
 pub struct Sysbench {
@@ -330,7 +335,7 @@ impl Sysbench {
         let p = &self.params;
         let dbms = self.dbms.clone();
         let tables = p.table_names();
-        let (rows, batch) = (p.rows, p.load_batch_rows);
+        let (rows, batch, primary_key) = (p.rows, p.load_batch_rows, p.usepk == 1);
         let keys = match p.k_values {
             KValues::Special => KeyGen::Special { n: p.rows },
             KValues::Uniform => KeyGen::Uniform { n: p.rows },
@@ -344,10 +349,15 @@ impl Sysbench {
                 lifetime: Lifetime::Primary,
                 permits_to: None,
                 make: Box::new(move || {
-                    Ok(
-                        Box::new(Loader::new(dbms, tables, rows, batch, keys, rng(seed))?)
-                            as Box<dyn Role>,
-                    )
+                    Ok(Box::new(Loader::new(
+                        dbms,
+                        tables,
+                        rows,
+                        batch,
+                        keys,
+                        primary_key,
+                        rng(seed),
+                    )?) as Box<dyn Role>)
                 }),
             }],
             target_rows_per_s: None,
@@ -448,6 +458,22 @@ impl Sysbench {
             Some(v) => ("scan_rows_per_s", "rows/s", v),
             None => ("queries_per_s", "queries/s", qps),
         };
+        let interval_percentiles = if scan_rows_per_s.is_some() {
+            Vec::new()
+        } else {
+            // Full seconds after the warm-up; statements of failed events are not in them.
+            let spe = b.statements_per_event() as f64;
+            let per_second: Vec<f64> = m
+                .second_counts(EVENT)
+                .into_iter()
+                .skip(warmup as usize)
+                .map(|(ops, _)| ops as f64 * spe)
+                .collect();
+            interval_rate_percentiles(&per_second)
+                .into_iter()
+                .map(|(p, v)| (format!("qps_p{p}_interval"), v))
+                .collect()
+        };
         Outcome {
             headline_metric: metric,
             headline_unit: unit,
@@ -459,6 +485,7 @@ impl Sysbench {
             counts,
             errors: ev.errors + m.kinds[WARMUP].errors,
             scan_rows_per_s,
+            interval_percentiles,
         }
     }
 

@@ -474,6 +474,7 @@ pub struct Loader {
     batch: u64,
     rng: Rand,
     keys: KeyGen,
+    primary_key: bool,
     /// (table index, rows loaded into it, its index built)
     at: (usize, u64, bool),
     /// (rows per statement, statement) for the current table.
@@ -490,6 +491,7 @@ impl Loader {
         rows: u64,
         batch: u64,
         keys: KeyGen,
+        primary_key: bool,
         rng: Rand,
     ) -> anyhow::Result<Loader> {
         let conn = dbms.connect()?;
@@ -501,6 +503,7 @@ impl Loader {
             batch,
             rng,
             keys,
+            primary_key,
             at: (0, 0, false),
             stmts: Vec::new(),
             cs: Vec::new(),
@@ -566,7 +569,7 @@ impl Role for Loader {
         }
         if loaded == 0 && self.stmts.is_empty() {
             let d = self.dbms.dialect();
-            for sql in d.sysbench_create_table(&self.tables[t]) {
+            for sql in d.sysbench_create_table(&self.tables[t], t as u64 + 1, self.primary_key) {
                 self.conn
                     .execute_batch(&sql)
                     .map_err(|e| fatal(INSERT, e))?;
