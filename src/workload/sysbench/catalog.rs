@@ -440,7 +440,8 @@ pub const CATALOG: &[Microbenchmark] = &[
         key_rows: None,
         metric: Metric::ScanRows,
         blocks: &[once(&[Stmt {
-            sql: "SELECT * FROM {t} WHERE LENGTH(c) < 0",
+            // The original's text, lower-case `from` included.
+            sql: "SELECT * from {t} WHERE LENGTH(c) < 0",
             args: &[],
             list: None,
             list_len: None,
@@ -488,7 +489,8 @@ pub const CATALOG: &[Microbenchmark] = &[
         Group::Write,
         RangeUse::Unused,
         &[once(&[Stmt {
-            sql: "UPDATE {t} SET c=? WHERE id IN ({list})",
+            // The original's text, lower-case `set` included.
+            sql: "UPDATE {t} set c=? WHERE id IN ({list})",
             args: &[C],
             list: Some(Key),
             list_len: Some(10),
