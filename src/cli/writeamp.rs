@@ -14,7 +14,8 @@ use crate::metrics::writeamp::{analyse, WriteAmp};
 pub struct WriteampArgs {
     /// A result directory (`<out>/<target>`), one step file (`steps/<step>.json`), or a JSON file
     /// of counters: {"engine": "mysql", "delta": {"innodb_os_log_written": ...}} or with
-    /// "start" and "end" instead of "delta", and optionally "device_write_bytes"
+    /// "start" and "end" instead of "delta", and optionally "device_write_bytes" and
+    /// "innodb_page_size"
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 }
@@ -32,6 +33,9 @@ struct CounterFile {
     end: Option<BTreeMap<String, f64>>,
     #[serde(default)]
     device_write_bytes: Option<f64>,
+    /// InnoDB's page size in bytes (SELECT @@innodb_page_size); also read from "end".
+    #[serde(default)]
+    innodb_page_size: Option<f64>,
 }
 
 pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
@@ -75,6 +79,13 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
             p.display()
         ))
     })?;
+    let page_size = c.innodb_page_size.or_else(|| {
+        c.end.as_ref().and_then(|e| {
+            e.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("innodb_page_size"))
+                .map(|(_, v)| *v)
+        })
+    });
     let delta = match (c.delta, c.start, c.end) {
         (Some(d), None, None) => d,
         (None, Some(s), Some(e)) => e
@@ -92,7 +103,10 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         .into_iter()
         .map(|(k, v)| (k.to_ascii_lowercase(), v))
         .collect();
-    print(&c.engine, &analyse(&c.engine, &delta, c.device_write_bytes));
+    print(
+        &c.engine,
+        &analyse(&c.engine, &delta, c.device_write_bytes, page_size),
+    );
     Ok(super::EXIT_OK)
 }
 

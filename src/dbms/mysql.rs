@@ -451,6 +451,10 @@ impl Dbms for Mysql {
             // the memtable is flushed. dbgb1 comes from the files instead (metrics).
             out.push(("information_schema_size_bytes".into(), size as f64));
         }
+        // Pages written are counted in pages; their size is the server's (4-64 KiB).
+        if let Ok(Some(page)) = conn_i64(&mut conn, "SELECT @@innodb_page_size") {
+            out.push(("innodb_page_size".into(), page as f64));
+        }
         Ok(out)
     }
 

@@ -246,7 +246,12 @@ pub fn dbms_counters(
         .as_ref()
         .map(|i| i.write_kb_per_s * 1024.0 * hw.interval_s);
     DbmsCounters {
-        write_amplification: writeamp::analyse(engine, &delta, device),
+        write_amplification: writeamp::analyse(
+            engine,
+            &delta,
+            device,
+            end.get("innodb_page_size").copied(),
+        ),
         delta,
         end,
         error,

@@ -34,11 +34,13 @@ fn get(c: &BTreeMap<String, f64>, k: &str) -> Option<f64> {
 }
 
 /// `delta`: the step's counter differences (names as `Dbms::counters` gives them);
-/// `device_write_bytes`: bytes written to the data device in the same interval, if known.
+/// `device_write_bytes`: bytes written to the data device in the same interval, if known;
+/// `innodb_page_size`: the server's, in bytes, if known (16 KiB is assumed otherwise).
 pub fn analyse(
     engine: &str,
     delta: &BTreeMap<String, f64>,
     device_write_bytes: Option<f64>,
+    innodb_page_size: Option<f64>,
 ) -> WriteAmp {
     let mut notes = Vec::new();
     let (log_counter, log_bytes, log_syncs) = match engine {
@@ -95,14 +97,20 @@ pub fn analyse(
                     + get(delta, "rocksdb_compact_write_bytes").unwrap_or(0.0),
             ),
         ),
-        "mariadb" | "mysql" => (
-            Some("(Innodb_pages_written + Innodb_dblwr_pages_written) × 16 KiB"),
-            Some(
-                (get(delta, "innodb_pages_written").unwrap_or(0.0)
-                    + get(delta, "innodb_dblwr_pages_written").unwrap_or(0.0))
-                    * 16384.0,
-            ),
-        ),
+        "mariadb" | "mysql" => {
+            let page = innodb_page_size.filter(|p| *p > 0.0).unwrap_or_else(|| {
+                notes.push("innodb_page_size unknown: pages counted as 16 KiB".to_string());
+                16384.0
+            });
+            (
+                Some("(Innodb_pages_written + Innodb_dblwr_pages_written) × innodb_page_size"),
+                Some(
+                    (get(delta, "innodb_pages_written").unwrap_or(0.0)
+                        + get(delta, "innodb_dblwr_pages_written").unwrap_or(0.0))
+                        * page,
+                ),
+            )
+        }
         _ => (None, None),
     };
     let dbms_bytes = match (log_bytes, data_bytes) {
@@ -171,7 +179,7 @@ mod tests {
             ("innodb_pages_written", 500.0),
             ("innodb_dblwr_pages_written", 100.0),
         ]);
-        let w = analyse("mysql", &d, Some(24_000_000.0));
+        let w = analyse("mysql", &d, Some(24_000_000.0), Some(16384.0));
         assert_eq!(w.data_bytes, Some(600.0 * 16384.0));
         assert_eq!(w.log_bytes_per_sync, Some(512.0));
         assert_eq!(w.padded_log_bytes, Some(1000.0 * 4096.0));
@@ -183,12 +191,12 @@ mod tests {
 
     #[test]
     fn missing_counters_are_said_not_guessed() {
-        let w = analyse("mariadb", &m(&[("innodb_os_log_written", 1e6)]), None);
+        let w = analyse("mariadb", &m(&[("innodb_os_log_written", 1e6)]), None, None);
         assert_eq!(w.log_syncs, None);
         assert_eq!(w.padding_factor, None);
         assert_eq!(w.amplification, None);
         assert!(w.notes.iter().any(|n| n.contains("10.8")));
-        let w = analyse("sqlite", &BTreeMap::new(), Some(1e6));
+        let w = analyse("sqlite", &BTreeMap::new(), Some(1e6), None);
         assert_eq!(w.amplification, None);
         assert!(w.notes[0].contains("sqlite"));
         let w = analyse(
@@ -199,8 +207,26 @@ mod tests {
                 ("buffers_written_checkpoint", 10.0),
             ]),
             Some(8192.0 * 40.0),
+            None,
         );
         assert_eq!(w.amplification, Some(2.0));
         assert_eq!(w.padding_factor, Some(1.0));
+    }
+
+    #[test]
+    fn innodb_pages_are_counted_at_the_servers_page_size() {
+        let d = m(&[
+            ("innodb_pages_written", 10.0),
+            ("innodb_dblwr_pages_written", 2.0),
+        ]);
+        let w = analyse("mariadb", &d, None, Some(4096.0));
+        assert_eq!(w.data_bytes, Some(12.0 * 4096.0));
+        assert!(!w.notes.iter().any(|n| n.contains("innodb_page_size")));
+        let w = analyse("mariadb", &d, None, None);
+        assert_eq!(w.data_bytes, Some(12.0 * 16384.0));
+        assert!(w
+            .notes
+            .iter()
+            .any(|n| n.contains("innodb_page_size unknown")));
     }
 }
