@@ -30,7 +30,9 @@ use clap::Parser;
 use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
 use dbperf::dbms::postgres::Postgres;
 use dbperf::dbms::{Conn, Dbms, Endpoint, Param, StmtId, Transport};
-use dbperf::engine::{run_step, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan};
+use dbperf::engine::{
+    run_step, ErrorClass, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan,
+};
 use dbperf::workload::ibench::rows::{below, rng, Rand};
 
 #[derive(Parser)]
@@ -129,7 +131,11 @@ impl Role for PointSelect {
             .query(self.stmt, &[Param::Int(id)])
             .map_err(|e| OpError {
                 kind: 0,
-                fatal: !e.transient,
+                class: if e.transient {
+                    ErrorClass::Ignored
+                } else {
+                    ErrorClass::Failed
+                },
                 message: e.message,
             })?;
         self.ops += 1;

@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use dbperf::engine::{recorder::new_histogram, SecondKind, SecondRow};
+use dbperf::engine::recorder::new_histogram;
+use dbperf::results::series::{SecondKind, SecondRow};
 use dbperf::results::{
     self, series::SeriesWriter, Headline, IbenchBuckets, OpStats, RunFile, Sla, StepFile,
     StepParameters, TargetInfo, Tool, SCHEMA,
@@ -131,6 +132,9 @@ fn op_stats(rng: &mut Rng, count: u64, rows: u64, secs: f64, base_us: f64, hdr: 
         count,
         rows,
         errors: 0,
+        retried: 0,
+        ignored: 0,
+        failed: 0,
         error_samples: Vec::new(),
         ops_per_s: count as f64 / secs,
         rows_per_s: rows as f64 / secs,
@@ -185,6 +189,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
                 16384 * (i + 1)
             ),
             server: None,
+            build: None,
         },
         suite: "ibench".into(),
         preset: "cached-small".into(),
@@ -200,11 +205,12 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
         }),
         started_at: format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60),
         ended_at: Some("2026-01-02T00:00:00Z".into()),
-        status: "ok".into(),
+        status: dbperf::results::RunStatus::Ok,
         failed_step: None,
         error: None,
         client_peak_rss_kb: Some(30_000),
         warnings: Vec::new(),
+        campaign: None,
     };
     results::write_json_atomic(&dir.join("run.json"), &run)?;
     for s in &STEPS {

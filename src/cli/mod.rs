@@ -1,5 +1,6 @@
 //! Command line: parsing, exit codes, and what a person sees. Exit 0 = success, 1 = a benchmark
-//! or DBMS failure (finished steps are kept), 2 = bad input, 130 = interrupted by Ctrl-C.
+//! or DBMS failure (finished steps are kept), 2 = bad input, 130 = interrupted by Ctrl-C or
+//! SIGTERM (cli/signals.rs).
 
 /// Like println!, but a closed stdout (`dbperf host show | head`) does not panic: Rust ignores
 /// SIGPIPE, so the write fails with EPIPE, and the rest of the output is dropped quietly while
@@ -11,12 +12,16 @@ macro_rules! out {
     }};
 }
 
+mod fetch;
+mod flags;
+mod history;
 mod host;
-mod progress;
-mod record;
+mod profile;
+mod render;
 mod report;
 mod run;
 mod server;
+mod signals;
 mod summary;
 mod sysbench;
 mod writeamp;
@@ -59,6 +64,16 @@ pub enum Command {
     Writeamp(writeamp::WriteampArgs),
     /// Turn result directories into a report: what got faster or slower, and why.
     Report(report::ReportArgs),
+    /// Get a server build (PostgreSQL, MariaDB, MySQL) into the build cache without compiling,
+    /// with where it came from; then name it as `--target postgres@16.4`.
+    Fetch(fetch::FetchArgs),
+    /// Keep results in a history database (SQLite, or a shared PostgreSQL) and find where each
+    /// metric changed over time.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
+    /// CPU profiles taken with `dbperf run --profile`: compare two steps' profiles.
+    #[command(subcommand)]
+    Profile(profile::ProfileCommand),
 }
 
 /// Entry point of the binary; returns the process exit code.
@@ -81,6 +96,9 @@ pub fn main() -> i32 {
         Command::Host(cmd) => host::run(cmd),
         Command::Writeamp(a) => writeamp::run(a),
         Command::Report(args) => report::run(args),
+        Command::Fetch(a) => fetch::run(a),
+        Command::History(c) => history::run(c),
+        Command::Profile(c) => profile::run(c),
     };
     match result {
         Ok(code) => code,

@@ -7,7 +7,6 @@ use clap::{Args, ValueEnum};
 use super::EXIT_OK;
 use crate::error::bad_input;
 use crate::report::{self, rules::Thresholds, Format, Options};
-use crate::spec::target::Target;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum FormatArg {
@@ -53,6 +52,16 @@ pub struct ReportArgs {
     /// Title of the report [default: the targets compared].
     #[arg(long)]
     pub title: Option<String>,
+
+    /// Report results from hosts with different hardware together (shards of a campaign on
+    /// unlike machines); each row is then labelled with its host. Refused otherwise.
+    #[arg(long)]
+    pub allow_mixed_hosts: bool,
+
+    /// sysbench: show the `.pre` runs, which the original's report of the current run order
+    /// leaves out (runs of the 2024 order always show them).
+    #[arg(long)]
+    pub show_pre: bool,
 }
 
 fn thresholds(s: &str) -> anyhow::Result<Thresholds> {
@@ -93,6 +102,8 @@ pub fn run(a: ReportArgs) -> anyhow::Result<i32> {
         thresholds: t,
         cv_flag_pct: a.cv_flag,
         title: a.title,
+        allow_mixed_hosts: a.allow_mixed_hosts,
+        show_pre: a.show_pre,
     };
     for p in report::generate(&a.inputs, &a.out, &formats, &opts)? {
         out!("{}", p.display());
@@ -102,9 +113,8 @@ pub fn run(a: ReportArgs) -> anyhow::Result<i32> {
 
 /// The end of `dbperf run`: a report of the targets it just ran, into its result directory. A
 /// report that cannot be written is a warning; the run's outcome stands.
-pub fn after_run(out: &Path, targets: &[Target]) {
-    let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
-    match report::after_run(out, &names) {
+pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) {
+    match report::after_run(out, dirs, base) {
         Ok(files) => {
             if let Some(f) = files.first() {
                 out!("Report: {}", f.display());

@@ -1,21 +1,27 @@
 //! `dbperf server start|stop`: a managed instance kept running for a person to look at, with
-//! the command to connect, and stopped again by pid.
+//! the command to connect, and stopped again, only if its pid is still held by the process
+//! `server start` recorded (server/identity.rs). Both sweep the server registry for leftovers
+//! first (server/registry.rs).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 
+use super::signals;
+use super::{EXIT_FAILED, EXIT_INTERRUPTED};
 use crate::error::bad_input;
-use crate::server::{self, process};
+use crate::server::identity::Identity;
+use crate::server::{self, process, registry};
 use crate::spec;
 
 #[derive(Subcommand, Debug)]
 pub enum ServerCommand {
     /// Initialise and start a private instance of a target, print how to connect, leave it running.
     Start(ServerArgs),
-    /// Stop an instance started with `dbperf server start` (by its pid), and remove it with --remove.
+    /// Stop an instance started with `dbperf server start` (its recorded process only), and
+    /// remove it with --remove.
     Stop(ServerStopArgs),
 }
 
@@ -29,6 +35,9 @@ pub struct ServerArgs {
     /// Targets and configs file [default: ./dbperf.toml when it exists].
     #[arg(long, value_name = "FILE")]
     pub config_file: Option<PathBuf>,
+    /// The build cache an `ENGINE@VERSION` target comes from (docs/fetch.md).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// OS user to run the server as when dbperf runs as root [default: dbperf].
     #[arg(long, value_name = "USER")]
     pub server_user: Option<String>,
@@ -64,6 +73,9 @@ pub struct ServerState {
     pub datadir: String,
     pub log: String,
     pub connect: String,
+    /// The server's process, checked before it is signalled (absent in files of older dbperfs).
+    #[serde(default)]
+    pub server: Option<Identity>,
 }
 
 const STATE: &str = "server.json";
@@ -82,7 +94,13 @@ pub fn run(cmd: ServerCommand) -> anyhow::Result<i32> {
 
 fn start(a: ServerArgs) -> anyhow::Result<i32> {
     let file = spec::config_file::load(a.config_file.as_deref())?;
-    let t = file.resolve(&a.target, &[])?;
+    let mut t = file.resolve(&a.target, &[])?;
+    let cache = crate::fetch::Cache::locate(a.cache_dir.as_deref())?;
+    let builds = crate::fetch::ResolveOptions {
+        cache: &cache,
+        fetch: false,
+    };
+    crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| eprintln!("{l}"))?;
     if !t.is_server() || t.external.is_some() {
         return bad_input(format!(
             "{} is not a server dbperf manages (sqlite is embedded; external servers run already)",
@@ -101,18 +119,68 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
                 .unwrap_or_default()
         ));
     }
-    let plan = server::Plan::for_target(
+    let stop = signals::stop_flag("stopping what was started");
+    let mut plan = server::Plan::for_target(
         &t,
         process::server_user(a.server_user.as_deref())?,
         Duration::from_secs(a.server_start_timeout),
-        None,
+        Some(stop.clone()),
     )?;
-    let kind = plan.kind;
+    plan.outlives_dbperf = true;
     if std::fs::create_dir_all(&dir).is_err() {
         return bad_input(format!("cannot create {}", dir.display()));
     }
     let dir = dir.canonicalize()?;
-    let running = plan.start(&dir)?;
+    let fresh = !dir.join("data").exists();
+    let started = plan
+        .start(&dir)
+        .and_then(|mut running| ready(&t.name, &dir, &mut running, &stop).map(|s| (s, running)));
+    match started {
+        Ok((state, _running)) => {
+            out!(
+                "{} is running: pid {}, port {} on 127.0.0.1, socket {}",
+                t.name,
+                state.pid,
+                state.port,
+                state.socket
+            );
+            out!("connect:  {}", state.connect);
+            out!("log:      {}", state.log);
+            out!(
+                "stop:     dbperf server stop {} --dir {}",
+                a.target,
+                dir.display()
+            );
+            Ok(0)
+        }
+        Err(e) => {
+            // The server (if any) was stopped when its `Running` was dropped; a data directory
+            // this command made goes too, so the next `server start` here begins afresh.
+            if fresh {
+                let _ = std::fs::remove_dir_all(dir.join("data"));
+            }
+            let _ = std::fs::remove_file(dir.join(STATE));
+            if signals::stopped(&stop) {
+                eprintln!(
+                    "interrupted: the start of {} was abandoned; nothing of it is left running",
+                    t.name
+                );
+                return Ok(EXIT_INTERRUPTED);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Makes the benchmark database, writes `server.json` and hands the server over. An error (or a
+/// stop request) before the hand-over leaves the server to be stopped when `running` is dropped.
+fn ready(
+    name: &str,
+    dir: &Path,
+    running: &mut server::Running,
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<ServerState> {
+    let kind = running.kind;
     let ep = running.endpoint(false, server::DATABASE);
     match kind {
         server::Kind::Postgres => crate::dbms::postgres::ensure_database(
@@ -153,40 +221,62 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
     };
     let state = ServerState {
         schema: crate::results::SCHEMA,
-        target: t.name.clone(),
+        target: name.to_string(),
         engine: kind.name().into(),
         pid: running.pid,
         port: running.port,
         socket: running.socket.display().to_string(),
         datadir: running.datadir.display().to_string(),
         log: running.log.display().to_string(),
-        connect: connect.clone(),
+        connect,
+        server: running.identity.clone(),
     };
+    if signals::stopped(stop) {
+        anyhow::bail!("interrupted");
+    }
     crate::results::write_json_atomic(&dir.join(STATE), &state)?;
-    out!(
-        "{} is running: pid {}, port {} on 127.0.0.1, socket {}",
-        t.name,
-        running.pid,
-        running.port,
-        state.socket
-    );
-    out!("connect:  {connect}");
-    out!("log:      {}", state.log);
-    out!(
-        "stop:     dbperf server stop {} --dir {}",
-        a.target,
-        dir.display()
-    );
-    running.detach();
-    Ok(0)
+    // A stop request from here on comes after the server was promised to the user: it stays.
+    running.hand_over()?;
+    Ok(state)
 }
 
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid as i32, 0) == 0 }
+/// Whether the process `server.json` names is still the server `server start` left.
+enum Holder {
+    /// The recorded process.
+    Server(Identity),
+    /// Nothing (or a zombie) holds the pid.
+    Nothing,
+    /// Another process holds the pid: what it is.
+    Another(String),
+    /// The recorded process by pid, boot and start time, but its command line changed.
+    Retitled(String),
+}
+
+fn holder(state: &ServerState) -> Holder {
+    let now = Identity::of(state.pid);
+    match (&state.server, now) {
+        (_, None) => Holder::Nothing,
+        (Some(rec), Some(_)) if rec.is_alive_same() => Holder::Server(rec.clone()),
+        (Some(rec), Some(now)) if rec.same_start(&now) => Holder::Retitled(now.short()),
+        (Some(rec), Some(_)) => Holder::Another(rec.now_describe()),
+        // Written by a dbperf before identities were recorded: the process must at least be
+        // one that names this instance's data directory.
+        (None, Some(now)) if now.mentions(Path::new(&state.datadir)) => Holder::Server(now),
+        (None, Some(now)) => Holder::Another(format!(
+            "pid {} is now another process: {}",
+            state.pid,
+            now.short()
+        )),
+    }
 }
 
 fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
+    for s in registry::sweep() {
+        match s {
+            registry::Swept::Stopped { .. } => out!("stopped a leftover server: {}", s.sentence()),
+            registry::Swept::Damaged { .. } => eprintln!("warning: {}", s.sentence()),
+        }
+    }
     let file = spec::config_file::load(a.config_file.as_deref())?;
     let name = file
         .resolve(&a.target, &[])
@@ -209,30 +299,53 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
     } else {
         libc::SIGTERM
     };
-    let start = Instant::now();
-    if alive(state.pid) {
-        process::signal(state.pid, graceful);
-        while alive(state.pid) && start.elapsed() < Duration::from_secs(120) {
-            std::thread::sleep(Duration::from_millis(50));
+    match holder(&state) {
+        Holder::Server(id) => {
+            let how = registry::stop_recorded(&id, graceful, Duration::from_secs(120));
+            if how == registry::Stop::StillRunning {
+                out!(
+                    "{} (pid {}) is still running after SIGKILL; {STATE} is kept",
+                    state.target,
+                    state.pid
+                );
+                return Ok(EXIT_FAILED);
+            }
+            out!("{} (pid {}) {}", state.target, state.pid, how.describe());
+            registry::forget_server(&id);
         }
-        if alive(state.pid) {
-            process::signal_group(state.pid, libc::SIGKILL);
+        Holder::Nothing => {
+            out!("{} (pid {}) was not running", state.target, state.pid);
+            forget(&state);
         }
-        process::signal_group(state.pid, libc::SIGKILL);
-        out!(
-            "stopped {} (pid {}) in {:.1} s",
-            state.target,
-            state.pid,
-            start.elapsed().as_secs_f64()
-        );
-    } else {
-        out!("{} (pid {}) was not running", state.target, state.pid);
+        Holder::Another(what) => {
+            out!(
+                "{} was not running: {what}, which was left alone",
+                state.target
+            );
+            forget(&state);
+        }
+        Holder::Retitled(what) => {
+            out!(
+                "{} was not signalled: pid {} started when the server did but its command line \
+                 is now `{what}`; stop it yourself if it is the server; {STATE} is kept",
+                state.target,
+                state.pid
+            );
+            return Ok(EXIT_FAILED);
+        }
     }
     let _ = std::fs::remove_file(&path);
     if a.remove {
         remove(&dir)?;
     }
     Ok(0)
+}
+
+/// Removes the registry entry of a server that is no longer running.
+fn forget(state: &ServerState) {
+    if let Some(id) = &state.server {
+        registry::forget_server(id);
+    }
 }
 
 fn remove(dir: &Path) -> anyhow::Result<()> {

@@ -100,7 +100,7 @@ pub fn table(targets: &[TargetSteps]) -> String {
                 if first {
                     row.extend([
                         s.step.clone(),
-                        s.status.clone(),
+                        s.status.to_string(),
                         fmt_num(s.headline.value),
                         s.headline.unit.clone(),
                     ]);

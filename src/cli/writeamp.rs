@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::error::bad_input;
-use crate::metrics::writeamp::{analyse, WriteAmp};
+use crate::metrics::writeamp::{analyse, parse_status_text, WriteAmp, STATUS_TEXT_MAX};
 
 #[derive(Args, Debug)]
 pub struct WriteampArgs {
@@ -16,8 +16,25 @@ pub struct WriteampArgs {
     /// of counters: {"engine": "mysql", "delta": {"innodb_os_log_written": ...}} or with
     /// "start" and "end" instead of "delta", and optionally "device_write_bytes" and
     /// "innodb_page_size"
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "start")]
+    pub path: Option<PathBuf>,
+
+    /// The text of SHOW GLOBAL STATUS before the interval, as the mysql/mariadb client prints
+    /// it (boxed table, -B tab-separated, or \G); with --end and --engine.
+    #[arg(long, value_name = "FILE", requires_all = ["end", "engine"], conflicts_with = "path")]
+    pub start: Option<PathBuf>,
+
+    /// The text of SHOW GLOBAL STATUS after the interval.
+    #[arg(long, value_name = "FILE", requires = "start")]
+    pub end: Option<PathBuf>,
+
+    /// mariadb or mysql, for --start/--end.
+    #[arg(long, value_name = "ENGINE", requires = "start")]
+    pub engine: Option<String>,
+
+    /// Bytes the data device wrote over the interval (iostat's kB_wrtn × 1024), for --start/--end.
+    #[arg(long, value_name = "BYTES", requires = "start")]
+    pub device_write_bytes: Option<f64>,
 }
 
 /// Counters given by hand.
@@ -38,8 +55,74 @@ struct CounterFile {
     innodb_page_size: Option<f64>,
 }
 
+/// Counters from two SHOW GLOBAL STATUS texts.
+fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
+    let engine = a.engine.as_deref().unwrap_or_default();
+    if !matches!(engine, "mariadb" | "mysql") {
+        return bad_input(format!(
+            "--engine {engine}: SHOW GLOBAL STATUS text is MariaDB's or MySQL's (mariadb or mysql)"
+        ));
+    }
+    let read = |p: &Path| -> anyhow::Result<BTreeMap<String, f64>> {
+        let text = read_bounded(p, STATUS_TEXT_MAX as u64, "SHOW GLOBAL STATUS prints")?;
+        parse_status_text(&text)
+            .map_err(|e| crate::error::BadInput(format!("{} {e}", p.display())).into())
+    };
+    let end_path = a.end.as_deref().expect("clap requires --end with --start");
+    let (s, e) = (read(start)?, read(end_path)?);
+    let delta: BTreeMap<String, f64> = e
+        .iter()
+        .filter_map(|(k, v)| s.get(k).map(|x| (k.clone(), v - x)))
+        .collect();
+    if let Some((k, _)) = delta
+        .iter()
+        .find(|(k, d)| **d < 0.0 && k.as_str() != "uptime")
+    {
+        return bad_input(format!(
+            "{k} went down between {} and {}: the files are swapped, or the server restarted in between",
+            start.display(),
+            end_path.display()
+        ));
+    }
+    let page = e.get("innodb_page_size").copied();
+    print(engine, &analyse(engine, &delta, a.device_write_bytes, page));
+    Ok(super::EXIT_OK)
+}
+
+/// A counters JSON or step file larger than this is refused (a step file with its histograms is
+/// well under a MiB).
+const COUNTERS_JSON_MAX: u64 = 64 << 20;
+
+/// The file's text, refused past `max` bytes however the file reports its size (a pipe, a FIFO or
+/// /dev/zero say 0): the input decides no allocation beyond the bound.
+fn read_bounded(p: &Path, max: u64, what: &str) -> anyhow::Result<String> {
+    use std::io::Read;
+    let cannot =
+        |e: std::io::Error| crate::error::BadInput(format!("cannot read {}: {e}", p.display()));
+    let mut text = String::new();
+    std::fs::File::open(p)
+        .map_err(cannot)?
+        .take(max + 1)
+        .read_to_string(&mut text)
+        .map_err(cannot)?;
+    if text.len() as u64 > max {
+        return bad_input(format!(
+            "{} is larger than {} MiB, more than {what}",
+            p.display(),
+            max >> 20
+        ));
+    }
+    Ok(text)
+}
+
 pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
-    let p = &a.path;
+    if let Some(start) = a.start.as_deref() {
+        return status_texts(&a, start);
+    }
+    let p = a
+        .path
+        .as_deref()
+        .expect("clap requires PATH without --start");
     if p.is_dir() {
         let run = crate::results::read_run(p).map_err(|e| {
             crate::error::BadInput(format!(
@@ -66,8 +149,7 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         }
         return Ok(super::EXIT_OK);
     }
-    let text = std::fs::read_to_string(p)
-        .map_err(|e| crate::error::BadInput(format!("cannot read {}: {e}", p.display())))?;
+    let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file holds")?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| crate::error::BadInput(format!("{} is not JSON: {e}", p.display())))?;
     if v.get("step").is_some() && v.get("schema").is_some() {
@@ -82,7 +164,10 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
     let page_size = c.innodb_page_size.or_else(|| {
         c.end.as_ref().and_then(|e| {
             e.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("innodb_page_size"))
+                .find(|(k, _)| {
+                    k.eq_ignore_ascii_case("innodb_page_size")
+                        || k.eq_ignore_ascii_case("block_size")
+                })
                 .map(|(_, v)| *v)
         })
     });
@@ -111,10 +196,8 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
 }
 
 fn step_file(p: &Path) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(p)?;
-    let step: crate::results::StepFile = serde_json::from_str(&text).map_err(|e| {
-        crate::error::BadInput(format!("{} is not a dbperf step file: {e}", p.display()))
-    })?;
+    // Through the results gate: a file from a newer dbperf is refused, not misread.
+    let step = crate::results::read_step_file(p)?;
     match &step.dbms {
         Some(c) => {
             print(&step.step, &c.write_amplification);
@@ -150,7 +233,12 @@ fn print(label: &str, w: &WriteAmp) {
     out!(
         "  amplification        {}",
         w.amplification.map_or("-".into(), |a| format!(
-            "{a:.2}x (device / DBMS log + pages)"
+            "{a:.2}x (device / DBMS log + pages{})",
+            if w.binlog_bytes.is_some() {
+                " + binlog"
+            } else {
+                ""
+            }
         ))
     );
     out!(
@@ -167,6 +255,16 @@ fn print(label: &str, w: &WriteAmp) {
             _ => "-".into(),
         }
     );
+    if let Some(b) = w.binlog_bytes {
+        out!(
+            "  binlog written       {}{}",
+            mb(Some(b)),
+            match (w.binlog_syncs, w.binlog_bytes_per_sync) {
+                (Some(s), Some(p)) => format!(", {s:.0} group commits, {p:.0} bytes each"),
+                _ => String::new(),
+            }
+        );
+    }
     for n in &w.notes {
         out!("  note: {n}");
     }

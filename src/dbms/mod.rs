@@ -2,17 +2,24 @@
 //! the benchmarks need (DDL, delete form, post-load cleanup). Benchmarks write their statements
 //! against `Conn` and `Dialect`; adding an engine means one file here and one line in `open`.
 
+pub mod ignore;
 pub mod mysql;
 mod mysql_auth;
 pub mod mysql_wire;
 mod net;
+pub mod null;
 mod pg_wire;
 pub mod postgres;
 pub mod sqlite;
 
+/// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
+pub use net::MAX_MESSAGE;
+
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::spec::target::Target;
 
@@ -28,8 +35,13 @@ pub enum Param<'a> {
 #[derive(Debug, Clone)]
 pub struct DbError {
     pub message: String,
-    /// Lock waits that timed out, deadlocks, serialization failures: counted, not fatal.
+    /// Whether the run goes on after it (counted): by default lock waits that timed out,
+    /// deadlocks, serialization failures and write conflicts, as sysbench and pgbench; what
+    /// `--ignore-errors` lists otherwise.
     pub transient: bool,
+    /// The server's code for the error (MySQL's error number, PostgreSQL's SQLSTATE, SQLite's
+    /// primary result code); None for a connection failure or an error of dbperf's own.
+    pub code: Option<String>,
 }
 
 impl fmt::Display for DbError {
@@ -39,6 +51,87 @@ impl fmt::Display for DbError {
 }
 
 impl std::error::Error for DbError {}
+
+/// How long dbperf waits on a server (docs/reliability.md).
+#[derive(Debug, Clone)]
+pub struct Timeouts {
+    /// Connecting and logging in, as one deadline.
+    pub connect: Duration,
+    /// The longest a statement waits for the server's next bytes (or for room to send) before
+    /// dbperf checks whether the server still answers a new connection: if it does not, the
+    /// statement fails with `no_answer`; if it does, the statement goes on waiting (an index
+    /// build or a VACUUM may take longer than any timeout).
+    pub statement: Duration,
+    /// The run's stop flag (set by Ctrl-C): a wait on the server that is under way gives up
+    /// within a fraction of a second once it is set, instead of at its deadline.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(30),
+            statement: Duration::from_secs(60),
+            stop: None,
+        }
+    }
+}
+
+impl Timeouts {
+    pub fn with_statement(statement: Duration) -> Timeouts {
+        Timeouts {
+            statement,
+            ..Timeouts::default()
+        }
+    }
+}
+
+/// What a wait on the server ends with when the run is asked to stop (Ctrl-C) while it waits.
+pub const STOPPED_WAITING: &str = "stopped waiting for the server: dbperf was interrupted";
+
+/// The sentence a statement fails with when the server stopped answering.
+pub fn no_answer(statement: Duration) -> String {
+    format!(
+        "the server did not answer within {} (--statement-timeout)",
+        seconds(statement)
+    )
+}
+
+/// The sentence a step fails with when no operation completed for `quiet` and the server does
+/// not answer a new connection either.
+pub fn stopped_answering(quiet: Duration) -> String {
+    format!(
+        "the server stopped answering: no operation completed for {} and it does not answer a \
+         new connection (--statement-timeout)",
+        seconds(quiet)
+    )
+}
+
+/// Whether a failure says the server did not answer, so its log tail is worth attaching.
+pub fn is_no_answer(message: &str) -> bool {
+    message.contains("the server did not answer within")
+        || message.contains("the server stopped answering")
+}
+
+/// Whether a failed connection was the server's fault: it was reached and then sent what the
+/// protocol does not allow, went silent or hung up during the login. Otherwise (nothing listens
+/// there, the login was refused) the target's description is wrong: bad input.
+pub fn is_server_fault(message: &str) -> bool {
+    message.contains("protocol error:")
+        || message.contains("did not complete the login")
+        || message.contains("(it closed the connection)")
+        || message.contains("Connection reset by peer")
+        || is_no_answer(message)
+}
+
+/// "60 s", "2.5 s".
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
 
 /// Index into a connection's prepared statements.
 pub type StmtId = usize;
@@ -100,8 +193,15 @@ pub trait Dialect: Send + Sync {
     }
     /// Standard SQL for engines without DELETE ... ORDER BY ... LIMIT: the PostgreSQL shape of
     /// the 2024 statement.
-    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
-        let (p1, p2) = (self.placeholder(1), self.placeholder(2));
+    /// `ph` writes the i-th parameter's place (a placeholder, or where a text statement puts
+    /// the value).
+    fn ibench_delete_with(
+        &self,
+        t: &str,
+        form: DeleteForm,
+        ph: &dyn Fn(usize) -> String,
+    ) -> String {
+        let (p1, p2) = (ph(1), ph(2));
         match form {
             DeleteForm::Current => format!(
                 "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
@@ -111,6 +211,10 @@ pub trait Dialect: Send + Sync {
                 format!("DELETE FROM {t} WHERE transactionid >= {p1} AND transactionid < {p2}")
             }
         }
+    }
+    /// The delete with this engine's placeholders, for preparing.
+    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
+        self.ibench_delete_with(t, form, &|i| self.placeholder(i))
     }
     /// Text placed after `FROM t` to force a covering index, where the engine needs one.
     fn index_hint(&self, index: &str) -> String;
@@ -129,6 +233,11 @@ pub trait Dialect: Send + Sync {
     /// oltp_insert on MySQL names `id` with the value 0 so AUTO_INCREMENT assigns it; on
     /// PostgreSQL it leaves `id` out (SERIAL), as SQLite must (0 would be a real rowid).
     fn sysbench_insert_names_id(&self) -> bool {
+        false
+    }
+    /// Whether a backslash in an SQL string literal is an escape (MySQL's default), so text
+    /// statements must double it.
+    fn backslash_escapes(&self) -> bool {
         false
     }
     /// Errors after which sysbench rolls back and restarts the event instead of stopping: the
@@ -157,7 +266,8 @@ pub trait Dbms: Send + Sync {
         tables: &[String],
         deadline: std::time::Instant,
         done: &mut Vec<String>,
-    ) -> Result<Vec<String>, DbError>;
+        restore: &mut Vec<String>,
+    ) -> Result<(), DbError>;
     /// The engine's cumulative counters (log bytes and syncs, pages and bytes written, blocks
     /// read, ...) and sizes, by name; a step records the difference of two snapshots
     /// (docs/metrics.md, "DBMS counters"). Names differ by engine and version: only those this
@@ -165,13 +275,39 @@ pub trait Dbms: Send + Sync {
     fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
         Ok(Vec::new())
     }
+    /// The engine's own status reports, kept beside each step's file as the original's scripts
+    /// keep them (SHOW ENGINE INNODB STATUS, SHOW GLOBAL STATUS, RocksDB's stats, PostgreSQL's
+    /// pg_stat views): (a short name for the file, the text), for a person to read after the
+    /// run. A report that cannot be read is its name with a sentence saying why.
+    fn diagnostics(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Directories outside the data directory where the server writes its logs (InnoDB's redo,
+    /// the binlog, MyRocks' WAL), as the server reports them, so their devices' IO is counted
+    /// with the data's. Empty when every log lives in the data directory or cannot be asked.
+    fn log_dirs(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+    /// Whether the server answers a new connection within `within` (without logging in): the
+    /// sign of life the step watchdog asks for. Embedded engines always answer.
+    fn answers(&self, _within: Duration) -> bool {
+        true
+    }
 }
 
 /// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are
 /// made from an `Endpoint` once the server runs (`postgres::Postgres::new`, `mysql::Mysql::new`).
-pub fn open_embedded(target: &Target, work_dir: &Path) -> anyhow::Result<Arc<dyn Dbms>> {
+/// `timeouts` bound the null target's scripted stalls as they bound a server's.
+pub fn open_embedded(
+    target: &Target,
+    work_dir: &Path,
+    timeouts: Timeouts,
+) -> anyhow::Result<Arc<dyn Dbms>> {
     match target.engine.as_str() {
         "sqlite" => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
+        "null" => Ok(Arc::new(
+            null::Null::open(&target.config)?.with_timeouts(timeouts),
+        )),
         other => anyhow::bail!("{other} is a server engine, not an embedded one"),
     }
 }

@@ -26,7 +26,9 @@
 use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
-use super::{Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId};
+use super::{
+    Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId, Timeouts,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -66,12 +68,14 @@ impl Storage {
     }
 }
 
-/// Server error codes worth retrying: lock wait timeout and deadlock. MyRocks maps its lock
-/// timeouts to 1205 and both its deadlocks and its snapshot conflicts to 1213, so nothing
+/// Server error codes worth going on after by default, sysbench's `--mysql-ignore-errors`
+/// default: lock wait timeout (1205), deadlock (1213) and "record has changed since last read"
+/// (1020, MariaDB 11.6+ on write conflicts under innodb_snapshot_isolation). MyRocks maps its
+/// lock timeouts to 1205 and both its deadlocks and its snapshot conflicts to 1213, so nothing
 /// engine-specific is needed. Everything else (syntax, lost connection 2006/2013, a full disk)
 /// means the step cannot go on.
 pub fn is_transient(code: u16) -> bool {
-    matches!(code, 1205 | 1213)
+    matches!(code, 1205 | 1213 | 1020)
 }
 
 /// "ERROR <code> (<sqlstate>): <message>" for server errors, as the mysql client prints them.
@@ -125,6 +129,7 @@ pub struct Mysql {
     config_name: String,
     config_file: String,
     dialect: MysqlDialect,
+    timeouts: Timeouts,
 }
 
 impl Mysql {
@@ -144,7 +149,14 @@ impl Mysql {
             config_name: config_name.to_string(),
             config_file: config_file.to_string(),
             dialect: MysqlDialect { storage },
+            timeouts: Timeouts::default(),
         }
+    }
+
+    /// How long its connections wait on the server (default: `Timeouts::default()`).
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Mysql {
+        self.timeouts = timeouts;
+        self
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -157,7 +169,7 @@ impl Mysql {
 
     fn open(&self) -> Result<Wire, DbError> {
         let e = &self.endpoint;
-        Wire::connect(e).map_err(|err| {
+        Wire::connect(e, self.timeouts.clone()).map_err(|err| {
             let mut d = map_err(err);
             d.message = format!(
                 "cannot connect to {} at {}: {}",
@@ -230,6 +242,7 @@ fn analyze(conn: &mut Wire, table: &str, done: &mut Vec<String>) -> Result<(), D
         return Err(DbError {
             message: format!("{sql}: {msg}"),
             transient: false,
+            code: None,
         });
     }
     done.push(sql);
@@ -240,12 +253,17 @@ impl Mysql {
     /// InnoDB: fresh statistics, then flush dirty pages hard during the wait so qr100 does not
     /// start with a checkpoint backlog left by the load. Returns the statements that put the
     /// three settings back to exactly what they were.
+    ///
+    /// The statement that puts a setting back is pushed onto `restore` the moment its SET has
+    /// succeeded, and the list is kept in the order to run it (last change first), so a failure
+    /// part way (a later SET, a lost connection) still leaves the caller every change to undo.
     fn cleanup_innodb(
         &self,
         conn: &mut Wire,
         tables: &[String],
         done: &mut Vec<String>,
-    ) -> Result<Vec<String>, DbError> {
+        restore: &mut Vec<String>,
+    ) -> Result<(), DbError> {
         for t in tables {
             analyze(conn, t, done)?;
         }
@@ -256,7 +274,6 @@ impl Mysql {
             ("innodb_max_dirty_pages_pct", "1"),
             ("innodb_idle_flush_pct", "100"),
         ];
-        let mut restore = Vec::new();
         for (name, value) in SETTINGS {
             let Some(old) = global_variable(conn, name)? else {
                 // MariaDB has no innodb_idle_flush_pct (MySQL 8.0.18+ only).
@@ -271,13 +288,13 @@ impl Mysql {
                         "{name} is '{old}', not a number dbperf can restore after the wait"
                     ),
                     transient: false,
+                    code: None,
                 });
             }
             exec(conn, &format!("SET GLOBAL {name} = {value}"), done)?;
-            restore.push(format!("SET GLOBAL {name} = {old}"));
+            restore.insert(0, format!("SET GLOBAL {name} = {old}"));
         }
-        restore.reverse();
-        Ok(restore)
+        Ok(())
     }
 
     /// MyRocks: fresh statistics, let running compactions finish, flush the memtable and compact
@@ -378,6 +395,7 @@ fn conn_i64(conn: &mut Wire, sql: &str) -> Result<Option<i64>, DbError> {
     v.trim().parse::<i64>().map(Some).map_err(|_| DbError {
         message: format!("{sql}: the first column is '{v}', not an integer"),
         transient: false,
+        code: None,
     })
 }
 
@@ -420,6 +438,70 @@ impl Dbms for Mysql {
         &self.dialect
     }
 
+    fn answers(&self, within: Duration) -> bool {
+        super::mysql_wire::answers(&self.endpoint, within, self.timeouts.stop.as_deref())
+    }
+
+    /// What the original's scripts save per step: every status counter, and the storage
+    /// engine's own report (InnoDB's monitor, or MyRocks' compaction and memtable statistics).
+    fn diagnostics(&self) -> Vec<(&'static str, String)> {
+        let mut conn = match self.open() {
+            Ok(c) => c,
+            Err(e) => return vec![("global_status", format!("could not be read: {e}\n"))],
+        };
+        let status = match rows(&mut conn, "SHOW GLOBAL STATUS") {
+            Ok(rs) => rs
+                .iter()
+                .map(|r| format!("{}\t{}\n", to_text(Some(r), 0), to_text(Some(r), 1)))
+                .collect(),
+            Err(e) => format!("could not be read: {e}\n"),
+        };
+        let (report, sql) = match self.storage {
+            Storage::InnoDb => ("innodb_status", "SHOW ENGINE INNODB STATUS"),
+            Storage::RocksDb => ("rocksdb_status", "SHOW ENGINE ROCKSDB STATUS"),
+        };
+        // Rows of (Type, Name, Status); InnoDB answers with one, MyRocks with one per column
+        // family and one for the whole DB.
+        let engine = match rows(&mut conn, sql) {
+            Ok(rs) => rs
+                .iter()
+                .map(|r| {
+                    format!(
+                        "== {} {}\n{}\n",
+                        to_text(Some(r), 0),
+                        to_text(Some(r), 1),
+                        to_text(Some(r), 2)
+                    )
+                })
+                .collect(),
+            Err(e) => format!("could not be read: {e}\n"),
+        };
+        vec![("global_status", status), (report, engine)]
+    }
+
+    fn log_dirs(&self) -> Vec<std::path::PathBuf> {
+        let Ok(mut conn) = self.open() else {
+            return Vec::new();
+        };
+        let Ok(vars) = rows(
+            &mut conn,
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('datadir', \
+             'innodb_log_group_home_dir', 'log_bin_basename', 'rocksdb_wal_dir')",
+        ) else {
+            return Vec::new();
+        };
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|r| {
+                (
+                    to_text(Some(r), 0).to_ascii_lowercase(),
+                    to_text(Some(r), 1),
+                )
+            })
+            .collect();
+        log_dirs_from(&vars)
+    }
+
     fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
         let mut conn = self.open()?;
         // InnoDB's log and data writes (Innodb_os_log_fsyncs is gone from MariaDB 10.8+: then
@@ -430,6 +512,7 @@ impl Dbms for Mysql {
              'Innodb_os_log_fsyncs', 'Innodb_data_written', 'Innodb_data_writes', \
              'Innodb_data_read', 'Innodb_data_reads', 'Innodb_dblwr_pages_written', \
              'Innodb_pages_written', 'Innodb_buffer_pool_reads', 'Binlog_bytes_written', \
+             'Binlog_group_commits', \
              'Innodb_data_fsyncs', 'Com_commit') OR Variable_name LIKE 'rocksdb\\_bytes\\_written' \
              OR Variable_name LIKE 'rocksdb\\_wal\\_%' \
              OR Variable_name LIKE 'rocksdb\\_compact\\_%\\_bytes' \
@@ -463,14 +546,12 @@ impl Dbms for Mysql {
         tables: &[String],
         deadline: Instant,
         done: &mut Vec<String>,
-    ) -> Result<Vec<String>, DbError> {
+        restore: &mut Vec<String>,
+    ) -> Result<(), DbError> {
         let mut conn = self.open()?;
         match self.storage {
-            Storage::InnoDb => self.cleanup_innodb(&mut conn, tables, done),
-            Storage::RocksDb => {
-                self.cleanup_rocksdb(&mut conn, tables, deadline, done)?;
-                Ok(Vec::new())
-            }
+            Storage::InnoDb => self.cleanup_innodb(&mut conn, tables, done, restore),
+            Storage::RocksDb => self.cleanup_rocksdb(&mut conn, tables, deadline, done),
         }
     }
 }
@@ -526,6 +607,10 @@ impl Dialect for MysqlDialect {
         "?".to_string()
     }
 
+    fn backslash_escapes(&self) -> bool {
+        true
+    }
+
     fn ibench_create_table(&self, t: &str) -> Vec<String> {
         vec![
             format!("DROP TABLE IF EXISTS {t}"),
@@ -554,13 +639,19 @@ impl Dialect for MysqlDialect {
         }
     }
 
-    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
+    fn ibench_delete_with(
+        &self,
+        t: &str,
+        form: DeleteForm,
+        ph: &dyn Fn(usize) -> String,
+    ) -> String {
+        let (p1, p2) = (ph(1), ph(2));
         match form {
             DeleteForm::Current => format!(
-                "DELETE FROM {t} WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?"
+                "DELETE FROM {t} WHERE transactionid >= {p1} ORDER BY transactionid ASC LIMIT {p2}"
             ),
             DeleteForm::Old => {
-                format!("DELETE FROM {t} WHERE transactionid >= ? AND transactionid < ?")
+                format!("DELETE FROM {t} WHERE transactionid >= {p1} AND transactionid < {p2}")
             }
         }
     }
@@ -602,6 +693,37 @@ impl Dialect for MysqlDialect {
     fn sysbench_insert_names_id(&self) -> bool {
         true
     }
+}
+
+/// The log directories among a server's variables: relative ones are under `datadir`; the
+/// binlog's is its basename's directory; an empty value is the default (in the data directory).
+fn log_dirs_from(vars: &[(String, String)]) -> Vec<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let get = |k: &str| {
+        vars.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty() && *v != "NULL")
+    };
+    let Some(datadir) = get("datadir") else {
+        return Vec::new();
+    };
+    let datadir = Path::new(datadir);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf| {
+        if !dirs.contains(&p) {
+            dirs.push(p);
+        }
+    };
+    for k in ["innodb_log_group_home_dir", "rocksdb_wal_dir"] {
+        if let Some(v) = get(k) {
+            add(datadir.join(v));
+        }
+    }
+    if let Some(parent) = get("log_bin_basename").and_then(|b| Path::new(b).parent()) {
+        add(datadir.join(parent));
+    }
+    dirs
 }
 
 #[cfg(test)]
@@ -690,6 +812,10 @@ mod tests {
     fn only_lock_timeouts_and_deadlocks_are_transient() {
         assert!(is_transient(1205));
         assert!(is_transient(1213));
+        assert!(
+            is_transient(1020),
+            "MariaDB 11.6+ write conflicts, as sysbench"
+        );
         // syntax, server gone, lost connection, unknown table, duplicate key, error during commit
         for code in [1064, 2006, 2013, 1146, 1062, 1180] {
             assert!(!is_transient(code), "{code}");
@@ -728,5 +854,36 @@ mod tests {
         assert!(plain_number("0"));
         assert!(!plain_number(""));
         assert!(!plain_number("1; DROP TABLE t"));
+    }
+
+    #[test]
+    fn log_directories_are_read_from_the_servers_variables() {
+        let v = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        // Defaults: everything in the data directory.
+        let d = super::log_dirs_from(&v(&[
+            ("datadir", "/d/"),
+            ("innodb_log_group_home_dir", "./"),
+            ("log_bin_basename", ""),
+            ("rocksdb_wal_dir", ""),
+        ]));
+        assert_eq!(d, vec![std::path::PathBuf::from("/d/./")]);
+        let d = super::log_dirs_from(&v(&[
+            ("datadir", "/d/"),
+            ("innodb_log_group_home_dir", "/redo"),
+            ("log_bin_basename", "/bl/binlog"),
+            ("rocksdb_wal_dir", "wal"),
+        ]));
+        assert_eq!(
+            d,
+            ["/redo", "/d/wal", "/bl"]
+                .map(std::path::PathBuf::from)
+                .to_vec()
+        );
+        assert!(super::log_dirs_from(&v(&[("innodb_log_group_home_dir", "/r")])).is_empty());
     }
 }

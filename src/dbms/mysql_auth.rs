@@ -1,7 +1,8 @@
 //! Logging in to MySQL/MariaDB: `mysql_native_password` and `caching_sha2_password` (fast path,
 //! and full authentication: the cleartext password over a unix socket, or RSA-encrypted with the
-//! server's public key over TCP), following authentication switch requests. The scrambles and
-//! the RSA encryption are `mysql_common`'s.
+//! server's public key over TCP), following authentication switch requests. The scrambles are
+//! `mysql_common`'s, the RSA encryption the `rsa` crate's (it refuses a bad key with an error where
+//! `mysql_common` panics).
 
 use mysql_common::scramble::{scramble_native, scramble_sha256};
 
@@ -11,6 +12,9 @@ use super::Endpoint;
 const NATIVE: &str = "mysql_native_password";
 const SHA2: &str = "caching_sha2_password";
 const CLEAR: &str = "mysql_clear_password";
+/// More exchanges than any plugin needs (a switch, then caching_sha2's key and password): a
+/// server that keeps asking is not logging anyone in.
+const MAX_AUTH_ROUNDS: usize = 16;
 
 fn scramble(plugin: &str, nonce: &[u8], password: &[u8]) -> Option<Vec<u8>> {
     if password.is_empty() {
@@ -41,7 +45,7 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
     let mut nonce = hs.nonce.clone();
     let first = scramble(&plugin, &nonce, password).unwrap_or_default();
     w.send_login(e, &plugin, &first)?;
-    loop {
+    for _ in 0..MAX_AUTH_ROUNDS {
         let p = w.read_auth_packet()?;
         match p.first() {
             Some(0x00) => return Ok(()),
@@ -96,6 +100,9 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
             _ => return Err(unsupported(&plugin)),
         }
     }
+    Err(WireError::Io(format!(
+        "protocol error: the server sent more than {MAX_AUTH_ROUNDS} authentication requests"
+    )))
 }
 
 fn nul_terminated(password: &[u8]) -> Vec<u8> {
@@ -104,8 +111,12 @@ fn nul_terminated(password: &[u8]) -> Vec<u8> {
     v
 }
 
-/// The password (NUL-terminated) XORed with the nonce, RSA-OAEP-encrypted with the server's key.
+/// The password (NUL-terminated) XORed with the nonce, RSA-OAEP-encrypted (SHA-1, as MySQL's
+/// `RSA_PKCS1_OAEP_PADDING`) with the server's key, a PEM public key in either form.
 fn rsa_encrypt(pem: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, WireError> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+
     if nonce.is_empty() {
         return Err(WireError::Io("the server sent an empty nonce".into()));
     }
@@ -113,10 +124,79 @@ fn rsa_encrypt(pem: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Wir
     for (i, b) in msg.iter_mut().enumerate() {
         *b ^= nonce[i % nonce.len()];
     }
-    let pem = pem.to_vec();
-    // mysql_common panics on a key it cannot parse; a bad key is the server's fault, not a
-    // reason to take the whole run down.
-    std::panic::catch_unwind(move || mysql_common::crypto::encrypt(&msg, &pem)).map_err(|_| {
-        WireError::Io("the server's public key for caching_sha2_password is not valid PEM".into())
-    })
+    // The server's key is not trusted: `rsa` refuses one that is malformed, or whose size
+    // (1024 to 8192 bits, exponent under 2^33) would make the encryption slow.
+    let invalid = |why: String| {
+        WireError::Io(format!(
+            "the server's public key for caching_sha2_password is not usable: {why}"
+        ))
+    };
+    let pem = std::str::from_utf8(pem).map_err(|_| invalid("it is not text".into()))?;
+    let key = rsa::PublicKey::from_public_key_pem(pem)
+        .or_else(|_| rsa::PublicKey::from_pkcs1_pem(pem))
+        .map_err(|e| invalid(e.to_string()))?;
+    key.encrypt(&mut getrandom::SysRng, rsa::Oaep::<sha1::Sha1>::new(), &msg)
+        .map_err(|e| invalid(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A throwaway 1024-bit key made for this test (openssl genrsa 1024), never used elsewhere.
+    const PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBALXnZpysmXU5ApUI
+iUe+SBr5YSjRJWjVjmuLj3IvP6GjpMLTRWkVs1ev5ZKPlixu7dfnSfBbX5yIEtUA
+rlDl2xsbQBeufPviM3sybv1sRklPcIp00VSTyF3Uyw1Bfzne+NvhDtiWDSADvxzn
+KKcYcoFUFn5vi3qcVldATHxN6IcTAgMBAAECgYEAjBTQU5UjdD9b+rMhLOufEY68
+QLeXTH0w+Sb3Z6J1KSAhUJtsV3mLq9pcO5pxtnQSm3KU4REstxmfDwNAOjJYoOEK
+IJ1FA3lVNSGub85jPoXTlx9WTVUgY15z0xAqwpbqfeZHF9MEwHTJ2crS4nQLzuDF
+Zypliv8lTPY0au7f+GECQQDn1RXhtv/QUVcS0/bp/bm/lUqMFyBpK0XKKdLiSyJx
+PpWl0VhIApbPvNFrY29FZ3PuJrBTcOtjGH2YDbWx+HpxAkEAyN3frkelrLSVVdt3
+0pb5za20YzBL5eyhzJPw06/8k63XwAvgjvxKSYUAzH6ZMea0KUY0N/fRA7StG9A2
+KQrzwwJAEc6yUZYm7C9zSsTxUGPm4qprAXu9R5bFU5QG2M8ApEY0ZHpCF7XrM6XD
+SEZpA6HAq+hY3u/rhL8a1pUnAbaeYQJAR+mfVj7SYqV4PXfISz3AC1HgHg7BbXyt
+ZJemhbMg4yI+9sOJzscmNXIHmi7M29+zqn823L69Nu1teGKvsTv5jwJBAKNGHiOp
+KN+EYkRO27P3VGVh1EMGi4Me4Uwx1g7WUgVV6uNGAxrZBgA8eJ78mB/a66X8oTeN
+a07aELU58mWvjhA=
+-----END PRIVATE KEY-----
+";
+    const PUBLIC: &[u8] = b"-----BEGIN PUBLIC KEY-----
+MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC152acrJl1OQKVCIlHvkga+WEo
+0SVo1Y5ri49yLz+ho6TC00VpFbNXr+WSj5Ysbu3X50nwW1+ciBLVAK5Q5dsbG0AX
+rnz74jN7Mm79bEZJT3CKdNFUk8hd1MsNQX853vjb4Q7Ylg0gA78c5yinGHKBVBZ+
+b4t6nFZXQEx8TeiHEwIDAQAB
+-----END PUBLIC KEY-----
+";
+
+    #[test]
+    fn the_password_is_encrypted_for_the_servers_key() {
+        use rsa::pkcs8::DecodePrivateKey;
+        let nonce = b"abcdefghijklmnopqrst";
+        let enc = rsa_encrypt(PUBLIC, nonce, b"secret").unwrap();
+        let key = rsa::PrivateKey::from_pkcs8_pem(PRIVATE).unwrap();
+        let plain = key.decrypt(rsa::Oaep::<sha1::Sha1>::new(), &enc).unwrap();
+        let want: Vec<u8> = b"secret\0"
+            .iter()
+            .zip(nonce.iter())
+            .map(|(p, n)| p ^ n)
+            .collect();
+        assert_eq!(plain, want);
+    }
+
+    /// Found by tests/fuzz.rs: a server sending an empty or damaged key made mysql_common panic
+    /// (caught, but printed); a huge key would have kept the login computing.
+    #[test]
+    fn a_bad_server_key_is_an_error_sentence() {
+        let mut huge = b"-----BEGIN RSA PUBLIC KEY-----\n".to_vec();
+        huge.extend(std::iter::repeat_n(b'A', 40_000));
+        huge.extend_from_slice(b"\n-----END RSA PUBLIC KEY-----\n");
+        let mut damaged = PUBLIC.to_vec();
+        damaged[40] ^= 0x20;
+        for key in [&b""[..], b"\xff\xfe", &PUBLIC[..100], &damaged, &huge] {
+            let e = rsa_encrypt(key, b"abcdefgh", b"secret").unwrap_err();
+            let m = e.to_string();
+            assert!(m.contains("public key") && !m.contains('\n'), "{m}");
+        }
+    }
 }

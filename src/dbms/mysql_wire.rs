@@ -16,8 +16,8 @@
 
 use std::io;
 
-use super::net::{self, Net};
-use super::{DbError, Endpoint, Param, Transport};
+use super::net::{self, Addr, Net};
+use super::{DbError, Endpoint, Param, Timeouts, Transport};
 
 mod cap {
     pub const LONG_PASSWORD: u32 = 1;
@@ -36,6 +36,8 @@ mod cap {
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
+/// No table or result has more columns (MySQL's limit is 4096, MariaDB's too).
+const MAX_COLUMNS: u64 = 4096;
 /// utf8mb4_general_ci: known to every MariaDB and MySQL 5.5+.
 const CHARSET: u8 = 45;
 
@@ -93,11 +95,16 @@ impl std::fmt::Display for WireError {
 
 impl WireError {
     pub fn into_db(self) -> DbError {
-        let transient =
-            matches!(self, WireError::Server { code, .. } if super::mysql::is_transient(code));
+        let (transient, code) = match &self {
+            WireError::Server { code, .. } => {
+                (super::mysql::is_transient(*code), Some(code.to_string()))
+            }
+            WireError::Io(_) => (false, None),
+        };
         DbError {
             message: self.to_string(),
             transient,
+            code,
         }
     }
 }
@@ -109,7 +116,7 @@ impl From<io::Error> for WireError {
 }
 
 fn protocol(what: &str) -> WireError {
-    WireError::Io(format!("unexpected reply from the server: {what}"))
+    WireError::Io(format!("protocol error: the server sent {what}"))
 }
 
 type Result<T> = std::result::Result<T, WireError>;
@@ -142,13 +149,31 @@ pub(super) struct Handshake {
     pub plugin: String,
 }
 
+fn addr(e: &Endpoint) -> Addr {
+    match &e.transport {
+        Transport::Tcp { host, port } => Addr::Tcp {
+            host: host.clone(),
+            port: *port,
+        },
+        Transport::Socket { path } => Addr::Unix(path.clone()),
+    }
+}
+
+/// Whether the server answers a new connection within `within` (it sends its greeting).
+pub fn answers(
+    e: &Endpoint,
+    within: std::time::Duration,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> bool {
+    net::answers(&addr(e), b"", within, stop)
+}
+
 impl Wire {
     /// Connects and authenticates over exactly the transport the endpoint names.
-    pub fn connect(e: &Endpoint) -> Result<Wire> {
-        let net = match &e.transport {
-            Transport::Tcp { host, port } => Net::tcp(host, *port)?,
-            Transport::Socket { path } => Net::unix(path)?,
-        };
+    pub fn connect(e: &Endpoint, timeouts: Timeouts) -> Result<Wire> {
+        let addr = addr(e);
+        // The server speaks first: its greeting is the sign of life a probe waits for.
+        let net = Net::connect(&addr, timeouts, b"")?;
         let mut w = Wire {
             net,
             out: Vec::with_capacity(16 * 1024),
@@ -158,6 +183,7 @@ impl Wire {
         };
         let hs = w.read_handshake()?;
         super::mysql_auth::authenticate(&mut w, &hs, e)?;
+        w.net.logged_in()?;
         Ok(w)
     }
 
@@ -457,7 +483,11 @@ impl Wire {
                 "the server asked for a LOCAL INFILE, which dbperf does not send".into(),
             )),
             _ => {
-                let n = Reader(p).lenenc()? as usize;
+                let n = Reader(p).lenenc()?;
+                if n > MAX_COLUMNS {
+                    return Err(protocol(&format!("a result of {n} columns")));
+                }
+                let n = n as usize;
                 self.col_types.clear();
                 for _ in 0..n {
                     let (s, e) = self.read_packet()?;
@@ -554,6 +584,12 @@ impl Wire {
         let mut len = self.header(self.net.rpos);
         let mut total = 0;
         loop {
+            if total + len > net::MAX_MESSAGE {
+                return Err(protocol(&format!(
+                    "a packet of over {} MiB, more than dbperf accepts",
+                    net::MAX_MESSAGE >> 20
+                )));
+            }
             self.net.fill(4 + total + len)?;
             total += len;
             if len < MAX_PAYLOAD {

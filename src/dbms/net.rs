@@ -2,14 +2,71 @@
 //! one reusable read buffer, whole messages written with one `write`.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::Timeouts;
 
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+}
+
+/// How long one blocking wait on a socket lasts before dbperf looks at the run's stop flag and
+/// the wait's deadline again: short enough that Ctrl-C stops a statement the server is slow to
+/// answer at once, long enough that a waiting connection wakes only a few times a second. A wait
+/// that gets its bytes returns as soon as they arrive, so the slices cost nothing while the
+/// server answers.
+const SLICE: Duration = Duration::from_millis(200);
+
+impl Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn set_read_timeout(&self, d: Duration) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(Some(d)),
+            Stream::Unix(s) => s.set_read_timeout(Some(d)),
+        }
+    }
+
+    fn set_write_timeout(&self, d: Duration) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(Some(d)),
+            Stream::Unix(s) => s.set_write_timeout(Some(d)),
+        }
+    }
+}
+
+/// Where a server listens, kept so a stalled connection can check whether the server still
+/// answers a new one.
+#[derive(Debug, Clone)]
+pub enum Addr {
+    Tcp { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
+/// Every wait on the server is bounded: while logging in by one deadline for the whole login,
+/// afterwards by the statement timeout per wait (extended only while the server proves it is
+/// alive by answering a new connection).
+enum Phase {
+    Login { until: Instant },
+    Statements,
 }
 
 pub struct Net {
@@ -18,27 +75,51 @@ pub struct Net {
     pub rbuf: Vec<u8>,
     pub rpos: usize,
     pub rend: usize,
+    addr: Addr,
+    timeouts: Timeouts,
+    phase: Phase,
+    /// What a liveness probe sends for the server to answer (PostgreSQL waits for the client,
+    /// MySQL speaks first: empty).
+    hello: &'static [u8],
+    /// Why the connection can no longer be used: a wait failed part way through a message.
+    broken: Option<String>,
+    /// When the current wait's first slice ran out without a byte moving (None while bytes
+    /// move): the statement timeout counts from here.
+    blocked_since: Option<Instant>,
 }
 
+/// The longest message or packet dbperf accepts from a server, whatever its length field says:
+/// far above any row the benchmarks read (a few KiB), far below what would hurt the host.
+pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
 impl Net {
-    pub fn tcp(host: &str, port: u16) -> io::Result<Net> {
-        let s = TcpStream::connect((host, port))?;
-        // Every request is one write; waiting for Nagle would add 40 ms to some of them.
-        s.set_nodelay(true)?;
-        Ok(Net::new(Stream::Tcp(s)))
-    }
-
-    pub fn unix(path: &Path) -> io::Result<Net> {
-        Ok(Net::new(Stream::Unix(UnixStream::connect(path)?)))
-    }
-
-    fn new(stream: Stream) -> Net {
-        Net {
+    /// Connects within `timeouts.connect`; the login that follows must finish by the same
+    /// deadline, then `logged_in` switches to statement waits.
+    pub fn connect(addr: &Addr, timeouts: Timeouts, hello: &'static [u8]) -> io::Result<Net> {
+        let connect = timeouts.connect;
+        let until = Instant::now() + connect;
+        let stream = open(addr, connect)?;
+        let n = Net {
             stream,
             rbuf: vec![0; 64 * 1024],
             rpos: 0,
             rend: 0,
-        }
+            addr: addr.clone(),
+            timeouts,
+            phase: Phase::Login { until },
+            hello,
+            broken: None,
+            blocked_since: None,
+        };
+        n.set_timeouts(connect)?;
+        Ok(n)
+    }
+
+    /// The login is over: from now on each wait is bounded by the statement timeout, and the
+    /// socket's own timeout is one slice for good.
+    pub fn logged_in(&mut self) -> io::Result<()> {
+        self.phase = Phase::Statements;
+        self.set_timeouts(self.timeouts.statement)
     }
 
     pub fn is_unix(&self) -> bool {
@@ -52,16 +133,145 @@ impl Net {
         }
     }
 
-    pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.stream {
-            Stream::Tcp(s) => s.write_all(buf),
-            Stream::Unix(s) => s.write_all(buf),
+    /// Sets the socket's timeouts to one slice of a wait of at most `d`.
+    fn set_timeouts(&self, d: Duration) -> io::Result<()> {
+        let d = d.min(SLICE).max(Duration::from_millis(1));
+        // Reads on a unix socket wait in poll(), which takes its own timeout.
+        if !self.is_unix() {
+            self.stream.set_read_timeout(d)?;
+        }
+        self.stream.set_write_timeout(d)
+    }
+
+    fn stopping(&self) -> bool {
+        self.timeouts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// A slice of a wait ran out with nothing moved: Ok to wait another slice, or the error that
+    /// ends the wait (the run is stopping, the login's deadline passed, the statement timeout
+    /// passed and the server does not answer a new connection).
+    fn waited_a_slice(&mut self) -> io::Result<()> {
+        if self.stopping() {
+            return Err(self.break_with(io::Error::new(
+                io::ErrorKind::Interrupted,
+                super::STOPPED_WAITING,
+            )));
+        }
+        let now = Instant::now();
+        match self.phase {
+            Phase::Login { until } if now >= until => {
+                let e = self.login_timeout();
+                Err(self.break_with(e))
+            }
+            Phase::Login { .. } => Ok(()),
+            Phase::Statements => {
+                let since = *self.blocked_since.get_or_insert(now);
+                // The first slice ran out before `since` was taken.
+                if now - since + SLICE.min(self.timeouts.statement) < self.timeouts.statement {
+                    return Ok(());
+                }
+                self.blocked_since = None;
+                self.waited_too_long()
+            }
         }
     }
 
+    fn break_with(&mut self, e: io::Error) -> io::Error {
+        self.broken = Some(e.to_string());
+        e
+    }
+
+    /// How long the next wait may take, or the error when the login's deadline has passed.
+    fn wait_budget(&self) -> io::Result<Duration> {
+        match self.phase {
+            Phase::Statements => Ok(self.timeouts.statement),
+            Phase::Login { until } => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    Err(self.login_timeout())
+                } else {
+                    Ok(left)
+                }
+            }
+        }
+    }
+
+    fn login_timeout(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "the server did not complete the login within {}",
+                super::seconds(self.timeouts.connect)
+            ),
+        )
+    }
+
+    /// A statement waited its whole timeout. The server is asked for a sign of life on a new
+    /// connection: Ok to wait again when it answers (it is busy with this statement), the
+    /// statement timeout's error when it does not.
+    fn waited_too_long(&mut self) -> io::Result<()> {
+        let within = self.timeouts.statement.min(self.timeouts.connect);
+        let stop = self.timeouts.stop.clone();
+        let alive = answers(&self.addr, self.hello, within, stop.as_deref());
+        if self.stopping() {
+            return self.waited_a_slice();
+        }
+        if alive {
+            return Ok(());
+        }
+        let e = io::Error::new(
+            io::ErrorKind::TimedOut,
+            super::no_answer(self.timeouts.statement),
+        );
+        Err(self.break_with(e))
+    }
+
+    fn check_usable(&self) -> io::Result<()> {
+        match &self.broken {
+            Some(m) => Err(io::Error::new(io::ErrorKind::TimedOut, m.clone())),
+            None => Ok(()),
+        }
+    }
+
+    pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.check_usable()?;
+        let mut off = 0;
+        while off < buf.len() {
+            if let Phase::Login { .. } = self.phase {
+                self.set_timeouts(self.wait_budget()?)?;
+            }
+            match self.stream.write(&buf[off..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(k) => {
+                    off += k;
+                    self.blocked_since = None;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => self.waited_a_slice()?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// Makes at least `n` bytes available from `rpos`, reading as needed. May move the unread
-    /// bytes to the front of the buffer, so offsets must be kept relative to `rpos`.
+    /// bytes to the front of the buffer, so offsets must be kept relative to `rpos`. `n` is
+    /// refused above `MAX_MESSAGE`, so no length a server sends decides an allocation.
     pub fn fill(&mut self, n: usize) -> io::Result<()> {
+        self.check_usable()?;
+        if n > MAX_MESSAGE + 64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "protocol error: the server announced a message of {n} bytes, over the \
+                     {} MiB dbperf accepts",
+                    MAX_MESSAGE >> 20
+                ),
+            ));
+        }
         while self.rend - self.rpos < n {
             if self.rpos == self.rend {
                 self.rpos = 0;
@@ -72,19 +282,28 @@ impl Net {
                 self.rpos = 0;
             }
             if n > self.rbuf.len() {
-                self.rbuf.resize(n.next_power_of_two(), 0);
+                let want = n.next_power_of_two().min(MAX_MESSAGE + 64).max(n);
+                // Exactly that: resize alone may double the capacity past the bound.
+                self.rbuf.reserve_exact(want - self.rbuf.len());
+                self.rbuf.resize(want, 0);
             }
+            let budget = self.wait_budget()?;
             if self.is_unix() {
-                wait_readable(self.fd())?;
+                if !wait_readable(self.fd(), budget.min(SLICE))? {
+                    self.waited_a_slice()?;
+                    continue;
+                }
+            } else if let Phase::Login { .. } = self.phase {
+                self.set_timeouts(budget)?;
             }
-            let got = match &mut self.stream {
-                Stream::Tcp(s) => s.read(&mut self.rbuf[self.rend..]),
-                Stream::Unix(s) => s.read(&mut self.rbuf[self.rend..]),
-            };
-            match got {
+            match self.stream.read(&mut self.rbuf[self.rend..]) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(k) => self.rend += k,
+                Ok(k) => {
+                    self.rend += k;
+                    self.blocked_since = None;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => self.waited_a_slice()?,
                 Err(e) => return Err(e),
             }
         }
@@ -92,10 +311,95 @@ impl Net {
     }
 }
 
-/// Blocks until the socket has input. On a unix socket a blocking read wakes up whenever the
-/// server reads our request (the write-space wake-up reaches readers too) and sleeps again: a
-/// second context switch per query. poll() is woken only for input, as in libmariadb and libpq.
-fn wait_readable(fd: RawFd) -> io::Result<()> {
+/// A socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) shows as EAGAIN.
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+fn open(addr: &Addr, within: Duration) -> io::Result<Stream> {
+    match addr {
+        Addr::Tcp { host, port } => {
+            let mut last = io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{host} has no address to connect to"),
+            );
+            for a in (host.as_str(), *port).to_socket_addrs()? {
+                match TcpStream::connect_timeout(&a, within) {
+                    Ok(s) => {
+                        // Every request is one write; waiting for Nagle would add 40 ms to some
+                        // of them.
+                        s.set_nodelay(true)?;
+                        return Ok(Stream::Tcp(s));
+                    }
+                    Err(e) if timed_out(&e) => {
+                        last = io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "the server did not accept the connection within {}",
+                                super::seconds(within)
+                            ),
+                        )
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            Err(last)
+        }
+        // A local connect does not wait on the server (a full backlog is refused at once).
+        Addr::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
+    }
+}
+
+/// Whether the server answers a new connection within `within`: it accepts it and sends a
+/// byte, by itself (MySQL's greeting) or in reply to `hello` (PostgreSQL's SSLRequest, which
+/// needs no login). A stopped or hung server accepts (the kernel does) but never answers. Once
+/// `stop` is set the question is dropped and the answer is yes: a run that is stopping judges
+/// no server.
+pub fn answers(addr: &Addr, hello: &[u8], within: Duration, stop: Option<&AtomicBool>) -> bool {
+    let until = Instant::now() + within;
+    let Ok(mut stream) = open(addr, within) else {
+        return false;
+    };
+    let mut one = [0u8; 1];
+    let mut sent = 0;
+    loop {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return true;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let slice = left.min(SLICE);
+        if stream.set_read_timeout(slice).is_err() || stream.set_write_timeout(slice).is_err() {
+            return false;
+        }
+        let r = if sent < hello.len() {
+            stream.write(&hello[sent..]).inspect(|&k| sent += k)
+        } else {
+            match stream.read(&mut one) {
+                Ok(1) => return true,
+                other => other,
+            }
+        };
+        match r {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(e) if timed_out(&e) || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Waits up to `within` for the socket to have input; false when it has none by then. On a
+/// unix socket a blocking read wakes up whenever the server reads our request (the write-space
+/// wake-up reaches readers too) and sleeps again: a second context switch per query. poll() is
+/// woken only for input, as in libmariadb and libpq.
+fn wait_readable(fd: RawFd, within: Duration) -> io::Result<bool> {
+    let ms = within.as_millis().clamp(1, i32::MAX as u128) as i32;
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -103,9 +407,9 @@ fn wait_readable(fd: RawFd) -> io::Result<()> {
     };
     loop {
         // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
         if r >= 0 {
-            return Ok(());
+            return Ok(r > 0);
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
@@ -138,6 +442,118 @@ pub fn lost(e: &io::Error) -> String {
         io::ErrorKind::UnexpectedEof => {
             "lost connection to the server (it closed the connection)".into()
         }
+        // Only connecting meets it: there was never a connection to lose.
+        io::ErrorKind::ConnectionRefused => format!("nothing accepts connections there: {e}"),
+        // Timeouts, protocol errors and a stop carry their own sentence.
+        io::ErrorKind::TimedOut | io::ErrorKind::InvalidData | io::ErrorKind::Interrupted => {
+            e.to_string()
+        }
         _ => format!("lost connection to the server: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::sync::Arc;
+
+    /// A listener that accepts and never says anything; its port, and the accepted sockets kept
+    /// open (dropped with the test).
+    fn silent() -> (u16, std::thread::JoinHandle<()>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            l.set_nonblocking(true).unwrap();
+            let until = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < until {
+                if let Ok((s, _)) = l.accept() {
+                    held.push(s);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        (port, h)
+    }
+
+    fn stop_after(ms: u64) -> Arc<AtomicBool> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            s.store(true, Ordering::SeqCst);
+        });
+        stop
+    }
+
+    fn addr(port: u16) -> Addr {
+        Addr::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        }
+    }
+
+    #[test]
+    fn a_stop_ends_a_statement_wait_long_before_its_timeout() {
+        let (port, _h) = silent();
+        let timeouts = Timeouts {
+            statement: Duration::from_secs(60),
+            stop: Some(stop_after(300)),
+            ..Timeouts::default()
+        };
+        let mut n = Net::connect(&addr(port), timeouts, b"").unwrap();
+        n.logged_in().unwrap();
+        let t = Instant::now();
+        let e = n.fill(1).unwrap_err();
+        assert_eq!(e.to_string(), crate::dbms::STOPPED_WAITING);
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(lost(&e).starts_with("stopped waiting"), "{}", lost(&e));
+        // The connection is not used again part way through a reply.
+        assert!(n.fill(1).is_err());
+    }
+
+    #[test]
+    fn a_stop_ends_a_login_wait_and_a_liveness_probe() {
+        let (port, _h) = silent();
+        let timeouts = Timeouts {
+            stop: Some(stop_after(300)),
+            ..Timeouts::default()
+        };
+        let stop = timeouts.stop.clone().unwrap();
+        let mut n = Net::connect(&addr(port), timeouts, b"").unwrap();
+        let t = Instant::now();
+        assert!(n.fill(1).is_err());
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        // A stopping run judges no server: the probe says yes at once.
+        let t = Instant::now();
+        assert!(answers(
+            &addr(port),
+            b"",
+            Duration::from_secs(30),
+            Some(&stop)
+        ));
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_silent_server_still_fails_the_statement_at_its_timeout() {
+        let (port, _h) = silent();
+        let timeouts = Timeouts {
+            statement: Duration::from_millis(700),
+            stop: Some(Arc::new(AtomicBool::new(false))),
+            ..Timeouts::default()
+        };
+        let mut n = Net::connect(&addr(port), timeouts, b"").unwrap();
+        n.logged_in().unwrap();
+        let t = Instant::now();
+        let e = n.fill(1).unwrap_err();
+        assert!(e.to_string().contains("did not answer within 0.7 s"), "{e}");
+        // The wait (0.7 s in slices) and the probe (another 0.7 s at most).
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_millis(1300) && took < Duration::from_millis(2500),
+            "{took:?}"
+        );
     }
 }

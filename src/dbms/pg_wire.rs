@@ -15,8 +15,16 @@ use std::io;
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
-use super::net::{self, Net};
-use super::{Endpoint, Param, Transport};
+use super::net::{self, Addr, Net};
+use super::{Endpoint, Param, Timeouts, Transport};
+
+/// SSLRequest: the one message a PostgreSQL server answers (with one byte) before any login,
+/// which makes it the liveness probe of a connection that stopped getting answers.
+const SSL_REQUEST: &[u8] = &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+
+/// More authentication exchanges than any method needs (SCRAM takes three): a server that
+/// keeps asking is not logging anyone in.
+const MAX_AUTH_ROUNDS: usize = 16;
 
 pub const INT2: u32 = 21;
 pub const INT4: u32 = 23;
@@ -64,7 +72,7 @@ impl From<io::Error> for PgError {
 }
 
 fn protocol(what: &str) -> PgError {
-    PgError::Io(format!("unexpected message from the server: {what}"))
+    PgError::Io(format!("protocol error: the server sent {what}"))
 }
 
 type Result<T> = std::result::Result<T, PgError>;
@@ -97,12 +105,30 @@ fn socket_file(path: &std::path::Path) -> std::path::PathBuf {
     }
 }
 
+fn addr(ep: &Endpoint) -> Addr {
+    match &ep.transport {
+        Transport::Tcp { host, port } => Addr::Tcp {
+            host: host.clone(),
+            port: *port,
+        },
+        Transport::Socket { path } => Addr::Unix(socket_file(path)),
+    }
+}
+
+/// Whether the server answers a new connection within `within` (it replies to an SSLRequest
+/// before any login).
+pub fn answers(
+    ep: &Endpoint,
+    within: std::time::Duration,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> bool {
+    net::answers(&addr(ep), SSL_REQUEST, within, stop)
+}
+
 impl PgWire {
-    pub fn connect(ep: &Endpoint) -> Result<PgWire> {
-        let net = match &ep.transport {
-            Transport::Tcp { host, port } => Net::tcp(host, *port)?,
-            Transport::Socket { path } => Net::unix(&socket_file(path))?,
-        };
+    pub fn connect(ep: &Endpoint, timeouts: Timeouts) -> Result<PgWire> {
+        let addr = addr(ep);
+        let net = Net::connect(&addr, timeouts, SSL_REQUEST)?;
         let mut w = PgWire {
             net,
             out: Vec::with_capacity(16 * 1024),
@@ -110,6 +136,7 @@ impl PgWire {
             named: 0,
         };
         w.startup(ep)?;
+        w.net.logged_in()?;
         Ok(w)
     }
 
@@ -146,13 +173,13 @@ impl PgWire {
                 )
             })
         };
-        loop {
+        for _ in 0..MAX_AUTH_ROUNDS {
             let (t, s, e) = self.read_message()?;
             let body = self.net.rbuf[s..e].to_vec();
             match t {
                 b'E' => return Err(parse_error(&body, true)),
                 b'R' => {}
-                _ => return Err(protocol("expected authentication")),
+                _ => return Err(protocol("something other than an authentication request")),
             }
             let mut r = Reader(&body);
             match r.i32()? {
@@ -196,7 +223,9 @@ impl PgWire {
                     scram = Some(s);
                 }
                 11 => {
-                    let s = scram.as_mut().ok_or_else(|| protocol("SASL continue"))?;
+                    let s = scram
+                        .as_mut()
+                        .ok_or_else(|| protocol("a SASL continuation before SASL began"))?;
                     s.update(r.0)
                         .map_err(|e| PgError::Io(format!("SCRAM authentication failed: {e}")))?;
                     let msg = s.message().to_vec();
@@ -205,7 +234,9 @@ impl PgWire {
                     self.finish_send()?;
                 }
                 12 => {
-                    let mut s = scram.take().ok_or_else(|| protocol("SASL final"))?;
+                    let mut s = scram
+                        .take()
+                        .ok_or_else(|| protocol("a SASL final message before SASL began"))?;
                     s.finish(r.0)
                         .map_err(|e| PgError::Io(format!("SCRAM authentication failed: {e}")))?;
                 }
@@ -217,6 +248,9 @@ impl PgWire {
                 }
             }
         }
+        Err(protocol(&format!(
+            "more than {MAX_AUTH_ROUNDS} authentication requests"
+        )))
     }
 
     /// Runs SQL text (several statements allowed) and calls `row` for every row, columns as
@@ -440,6 +474,12 @@ impl PgWire {
         if len < 4 {
             return Err(protocol("a message length under 4"));
         }
+        if len as usize > net::MAX_MESSAGE {
+            return Err(protocol(&format!(
+                "a message of {len} bytes, over the {} MiB dbperf accepts",
+                net::MAX_MESSAGE >> 20
+            )));
+        }
         let len = len as usize - 4;
         self.net.fill(5 + len)?;
         let start = self.net.rpos + 5;
@@ -506,9 +546,10 @@ fn itoa_buf(v: i64) -> Itoa {
 fn tag_count(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);
     let digits = tag.iter().rev().take_while(|b| b.is_ascii_digit()).count();
-    tag[tag.len() - digits..]
-        .iter()
-        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'))
+    // A count too large for u64 (a server can send any digits) saturates rather than wraps.
+    tag[tag.len() - digits..].iter().fold(0u64, |n, d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    })
 }
 
 fn parse_error(body: &[u8], fatal: bool) -> PgError {
@@ -590,6 +631,15 @@ mod tests {
         assert_eq!(tag_count(b"DELETE 5\0"), 5);
         assert_eq!(tag_count(b"SELECT 1\0"), 1);
         assert_eq!(tag_count(b"CREATE TABLE\0"), 0);
+    }
+
+    /// Found by tests/fuzz.rs: a tag with more digits than a u64 holds overflowed (a panic with
+    /// overflow checks, a wrapped count without).
+    #[test]
+    fn command_tag_counts_beyond_u64_saturate() {
+        assert_eq!(tag_count(b"A 6886012978347533906 2\0"), 2);
+        assert_eq!(tag_count(b"A 68860129783475339062\0"), u64::MAX);
+        assert_eq!(tag_count(b"SELECT 18446744073709551615\0"), u64::MAX);
     }
 
     #[test]

@@ -4,27 +4,41 @@
 //! strings and timestamps as text.
 
 use super::pg_wire::{PgError, PgWire, Prepared};
-use super::{Conn, DbError, Dbms, Dialect, Endpoint, Param, StmtId};
+use super::{Conn, DbError, Dbms, Dialect, Endpoint, Param, StmtId, Timeouts};
 
-/// Errors that are worth counting and going on: serialization failure, deadlock, lock not
-/// available. Everything else (a lost connection above all) fails the step.
+/// Errors that are worth counting and going on by default: serialization failure and deadlock
+/// (what pgbench retries), lock not available, and a unique violation (sysbench's PostgreSQL
+/// driver restarts the event on it: concurrent delete+insert of one id in write-only and
+/// read-write). Everything else (a lost connection above all) fails the step.
 pub fn transient_sqlstate(code: &str) -> bool {
-    matches!(code, "40001" | "40P01" | "55P03")
+    matches!(code, "40001" | "40P01" | "55P03" | "23505")
 }
 
 fn map_err(e: PgError) -> DbError {
-    let transient =
-        matches!(&e, PgError::Server { code, fatal: false, .. } if transient_sqlstate(code));
+    let (transient, code) = match &e {
+        // A FATAL error ended the session: nothing to go on with, whatever its code.
+        PgError::Server { code, fatal, .. } => {
+            (!fatal && transient_sqlstate(code), Some(code.clone()))
+        }
+        PgError::Io(_) => (false, None),
+    };
     DbError {
         message: e.to_string(),
         transient,
+        code,
     }
 }
 
 /// True when the server accepts connections: it answers and is not starting up, shutting down
 /// or recovering (57P03). A refused login still means the server is up, as for libpq's PQping.
 pub fn ping(ep: &Endpoint) -> bool {
-    match PgWire::connect(ep) {
+    // Readiness is polled: a server that does not answer soon is asked again, not waited on.
+    let quick = Timeouts {
+        connect: std::time::Duration::from_secs(5),
+        statement: std::time::Duration::from_secs(5),
+        stop: None,
+    };
+    match PgWire::connect(ep, quick) {
         Ok(_) => true,
         Err(PgError::Server { code, .. }) => code != "57P03",
         Err(PgError::Io(_)) => false,
@@ -38,9 +52,14 @@ pub struct PgConn {
 
 impl PgConn {
     pub fn connect(ep: &Endpoint) -> Result<PgConn, DbError> {
-        let wire = PgWire::connect(ep).map_err(|e| DbError {
+        PgConn::connect_with(ep, Timeouts::default())
+    }
+
+    pub fn connect_with(ep: &Endpoint, timeouts: Timeouts) -> Result<PgConn, DbError> {
+        let wire = PgWire::connect(ep, timeouts).map_err(|e| DbError {
             message: format!("cannot connect to PostgreSQL ({}): {e}", ep.describe()),
             transient: false,
+            code: None,
         })?;
         Ok(PgConn {
             wire,
@@ -74,6 +93,7 @@ impl PgConn {
         let st = self.stmts.get(stmt).ok_or_else(|| DbError {
             message: format!("no statement {stmt}"),
             transient: false,
+            code: None,
         })?;
         self.wire.execute(st, params).map_err(map_err)
     }
@@ -122,6 +142,7 @@ impl Conn for PgConn {
             Some(v) => v.trim().parse().map(Some).map_err(|_| DbError {
                 message: format!("expected an integer, got '{v}'"),
                 transient: false,
+                code: None,
             }),
         }
     }
@@ -132,6 +153,7 @@ pub struct Postgres {
     config_name: String,
     config_file: String,
     dialect: PgDialect,
+    timeouts: Timeouts,
 }
 
 impl Postgres {
@@ -141,11 +163,18 @@ impl Postgres {
             config_name: config_name.into(),
             config_file: config_file.into(),
             dialect: PgDialect,
+            timeouts: Timeouts::default(),
         }
     }
 
+    /// How long its connections wait on the server (default: `Timeouts::default()`).
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Postgres {
+        self.timeouts = timeouts;
+        self
+    }
+
     fn pg(&self) -> Result<PgConn, DbError> {
-        PgConn::connect(&self.endpoint)
+        PgConn::connect_with(&self.endpoint, self.timeouts.clone())
     }
 }
 
@@ -169,10 +198,14 @@ impl Dbms for Postgres {
     fn config_text(&self) -> anyhow::Result<String> {
         let rows = self.pg()?.query_strings(
             "SELECT name || ' = ' || setting || coalesce(' ' || unit, '') || '  # ' || source \
-             FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name",
+             FROM pg_settings WHERE source NOT IN ('default', 'override') \
+             OR name IN ('data_checksums', 'block_size', 'wal_block_size', 'wal_segment_size') \
+             ORDER BY name",
         )?;
         let mut out = self.config_file.clone();
-        out.push_str("\n# effective settings not at their built-in default (pg_settings):\n");
+        // The initdb-time settings are listed whatever their source: they differ between
+        // versions (PostgreSQL 18 turned checksums on) and change what a write costs.
+        out.push_str("\n# effective settings not at their built-in default, and the data directory's initdb-time settings (pg_settings):\n");
         for r in rows
             .iter()
             .filter(|r| !super::is_secret_setting(r.split(' ').next().unwrap_or("")))
@@ -187,6 +220,48 @@ impl Dbms for Postgres {
         &self.dialect
     }
 
+    fn answers(&self, within: std::time::Duration) -> bool {
+        super::pg_wire::answers(&self.endpoint, within, self.timeouts.stop.as_deref())
+    }
+
+    /// The statistics views the original's scripts save per step, one JSON object per row so
+    /// every column keeps its name.
+    fn diagnostics(&self) -> Vec<(&'static str, String)> {
+        // (view, first version that has it, filter)
+        const VIEWS: [(&str, i64, &str); 9] = [
+            ("pg_stat_database", 0, " WHERE datname = current_database()"),
+            ("pg_stat_bgwriter", 0, ""),
+            ("pg_stat_checkpointer", 170_000, ""),
+            ("pg_stat_wal", 140_000, ""),
+            ("pg_stat_io", 160_000, ""),
+            ("pg_stat_user_tables", 0, ""),
+            ("pg_stat_user_indexes", 0, ""),
+            ("pg_statio_user_tables", 0, ""),
+            ("pg_statio_user_indexes", 0, ""),
+        ];
+        let mut c = match self.pg() {
+            Ok(c) => c,
+            Err(e) => return vec![("pg_stat", format!("could not be read: {e}\n"))],
+        };
+        let version = c
+            .query_i64("SELECT current_setting('server_version_num')::int")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        VIEWS
+            .iter()
+            .filter(|(_, since, _)| version >= *since)
+            .map(|(view, _, filter)| {
+                let sql = format!("SELECT row_to_json(v)::text FROM {view} v{filter}");
+                let text = match c.query_strings(&sql) {
+                    Ok(rows) => rows.iter().map(|r| format!("{r}\n")).collect(),
+                    Err(e) => format!("could not be read: {e}\n"),
+                };
+                (*view, text)
+            })
+            .collect()
+    }
+
     fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
         let mut c = self.pg()?;
         let version = c
@@ -198,6 +273,8 @@ impl Dbms for Postgres {
             "SELECT 'blks_read', blks_read::text FROM pg_stat_database WHERE datname = current_database()".into(),
             "SELECT 'blks_hit', blks_hit::text FROM pg_stat_database WHERE datname = current_database()".into(),
             "SELECT 'xact_commit', xact_commit::text FROM pg_stat_database WHERE datname = current_database()".into(),
+            // Pages are counted at the server's block size (8 KiB unless built otherwise).
+            "SELECT 'block_size', current_setting('block_size')".into(),
         ];
         if version >= 140_000 {
             sql.push("SELECT 'wal_records', wal_records::text FROM pg_stat_wal".into());
@@ -227,9 +304,16 @@ impl Dbms for Postgres {
             );
         }
         if version >= 170_000 {
+            // PostgreSQL 17 moved the checkpointer's counters to pg_stat_checkpointer and dropped
+            // buffers_backend: the backends' relation writes are in pg_stat_io.
             sql.push("SELECT 'buffers_written_checkpoint', buffers_written::text FROM pg_stat_checkpointer".into());
             sql.push(
                 "SELECT 'buffers_written_bgwriter', buffers_clean::text FROM pg_stat_bgwriter"
+                    .into(),
+            );
+            sql.push(
+                "SELECT 'buffers_written_backend', coalesce(sum(writes), 0)::text FROM pg_stat_io \
+                 WHERE object = 'relation' AND backend_type NOT IN ('checkpointer', 'background writer')"
                     .into(),
             );
         } else {
@@ -265,7 +349,8 @@ impl Dbms for Postgres {
         tables: &[String],
         _deadline: std::time::Instant,
         done: &mut Vec<String>,
-    ) -> Result<Vec<String>, DbError> {
+        _restore: &mut Vec<String>,
+    ) -> Result<(), DbError> {
         let version = self
             .pg()?
             .query_i64("SELECT current_setting('server_version_num')::int")?
@@ -288,7 +373,16 @@ impl Dbms for Postgres {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().expect("vacuum thread"))
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        let e = DbError {
+                            message: "a VACUUM thread panicked".into(),
+                            transient: false,
+                            code: None,
+                        };
+                        ("VACUUM".into(), Err(e))
+                    })
+                })
                 .collect()
         });
         for (sql, r) in results {
@@ -297,7 +391,7 @@ impl Dbms for Postgres {
         }
         self.pg()?.execute_batch("CHECKPOINT")?;
         done.push("CHECKPOINT".into());
-        Ok(Vec::new())
+        Ok(())
     }
 }
 
@@ -358,12 +452,6 @@ impl Dialect for PgDialect {
         }
         v
     }
-
-    /// sysbench's PostgreSQL driver also rolls back and restarts on a unique violation (23505),
-    /// which concurrent delete+insert of one id in write-only and read-write can cause.
-    fn sysbench_ignorable(&self, e: &DbError) -> bool {
-        e.transient || e.message.ends_with("(SQLSTATE 23505)")
-    }
 }
 
 #[cfg(test)]
@@ -374,6 +462,10 @@ mod tests {
     #[test]
     fn only_lock_conflicts_are_transient() {
         assert!(transient_sqlstate("40P01") && transient_sqlstate("40001"));
+        assert!(
+            transient_sqlstate("23505"),
+            "as sysbench's PostgreSQL driver"
+        );
         assert!(
             !transient_sqlstate("57P01"),
             "admin shutdown fails the step"

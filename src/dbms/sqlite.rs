@@ -214,6 +214,7 @@ impl Sqlite {
                         return Err(DbError {
                             message: format!("SQLite refused journal_mode={v} (it is {got})"),
                             transient: false,
+                            code: None,
                         });
                     }
                 }
@@ -252,9 +253,14 @@ fn map_err(e: rusqlite::Error) -> DbError {
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
     );
+    let code = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => Some((f.extended_code & 0xff).to_string()),
+        _ => None,
+    };
     DbError {
         message: e.to_string(),
         transient,
+        code,
     }
 }
 
@@ -337,12 +343,14 @@ impl Dbms for Sqlite {
         _tables: &[String],
         _deadline: std::time::Instant,
         done: &mut Vec<String>,
-    ) -> Result<Vec<String>, DbError> {
+        _restore: &mut Vec<String>,
+    ) -> Result<(), DbError> {
         // The counterpart of VACUUM ANALYZE + CHECKPOINT: fresh planner statistics and a WAL
         // folded back into the database file, so qr100 does not start behind a big WAL.
         let mut conn = self.connect().map_err(|e| DbError {
             message: format!("{e:#}"),
             transient: false,
+            code: None,
         })?;
         conn.execute_batch("ANALYZE")?;
         done.push("ANALYZE".to_string());
@@ -352,7 +360,7 @@ impl Dbms for Sqlite {
             conn.query_i64("PRAGMA wal_checkpoint(TRUNCATE)")?;
             done.push("PRAGMA wal_checkpoint(TRUNCATE)".to_string());
         }
-        Ok(Vec::new())
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@ pub mod recorder;
 #[cfg(test)]
 mod tests;
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
@@ -49,8 +50,19 @@ pub enum OpOutcome {
 pub struct OpError {
     pub kind: usize,
     pub message: String,
-    /// Fatal errors fail the step; others are counted per operation type and the role goes on.
-    pub fatal: bool,
+    pub class: ErrorClass,
+}
+
+/// What an error did to the run: counted per class and operation type (docs/metrics.md,
+/// "Errors").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The unit of work was rolled back and a new one started (sysbench's restarted event).
+    Retried,
+    /// The operation was skipped and the role went on with the next one.
+    Ignored,
+    /// The step fails.
+    Failed,
 }
 
 /// One connection's behaviour. Created on its own thread (connections and prepared statements
@@ -108,8 +120,19 @@ pub struct SecondRow {
     pub achieved_rows_per_s: Option<f64>,
 }
 
+/// Told what happens while a step runs, on the thread that called `run_step`.
 pub trait Observer {
     fn on_second(&mut self, row: &SecondRow);
+    /// The roles were released: measured time starts now.
+    fn on_start(&mut self) {}
+    /// The last role finished: measured time ends now (connections close after this).
+    fn on_end(&mut self) {}
+    /// Asked once, at the start: when (after the start) `on_mark` should be called, e.g. at the
+    /// end of a warm-up.
+    fn mark_after(&self) -> Option<Duration> {
+        None
+    }
+    fn on_mark(&mut self) {}
 }
 
 impl Observer for () {
@@ -199,12 +222,35 @@ fn new_slots(nkinds: usize) -> Intervals {
     )
 }
 
+/// Fails a step that has stopped making progress: no operation completed (nor failed) for
+/// `quiet`, and `alive` says the target does not answer either. A target that answers resets
+/// the clock (a single operation may be long: an index build).
+pub struct Watchdog {
+    pub quiet: Duration,
+    /// Whether the target still answers; may take up to about `quiet` to say.
+    pub alive: Box<dyn Fn() -> bool + Send>,
+    /// What the step's failure says when the target does not answer.
+    pub message: String,
+}
+
 /// Runs one step to its end and returns what was measured. Never panics on role failures: a
 /// role that cannot start or hits a fatal error stops the step and is reported in `failure`.
 pub fn run_step(
     plan: StepPlan,
     observer: &mut dyn Observer,
     interrupt: &Arc<AtomicBool>,
+) -> StepMeasurement {
+    run_step_watched(plan, observer, interrupt, None)
+}
+
+/// `run_step` with a watchdog. When it fires, the roles are told to stop and are waited for
+/// `quiet` more; roles still stuck after that are left behind (their thread ends when its call
+/// returns) so the step ends in bounded time, without their counts.
+pub fn run_step_watched(
+    plan: StepPlan,
+    observer: &mut dyn Observer,
+    interrupt: &Arc<AtomicBool>,
+    watchdog: Option<Watchdog>,
 ) -> StepMeasurement {
     let nkinds = plan.kinds.len();
     let target = plan_target(&plan.target_rows_per_s, plan.paced_kind);
@@ -224,10 +270,10 @@ pub fn run_step(
         go: Barrier::new(nroles + 1),
         start: OnceLock::new(),
     });
-    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
     let mut handles = Vec::with_capacity(nroles);
     let mut all_intervals: Vec<Intervals> = Vec::with_capacity(nroles);
-    for spec in plan.roles {
+    for (index, spec) in plan.roles.into_iter().enumerate() {
         let intervals = new_slots(nkinds);
         all_intervals.push(intervals.clone());
         let shared = shared.clone();
@@ -237,10 +283,13 @@ pub fn run_step(
             .name(name)
             .spawn(move || {
                 let (report, role) = run_role(spec, &shared, &intervals, nkinds);
-                let _ = done_tx.send(());
+                let _ = done_tx.send(index);
                 // Closing the connection (for SQLite in WAL mode: a checkpoint) happens after the
-                // role reported its end, so it is not part of the measured step time.
-                drop(role);
+                // role reported its end, so it is not part of the measured step time. A role
+                // that panicked may panic again closing: that must not lose its counts.
+                if catch_unwind(AssertUnwindSafe(|| drop(role))).is_err() {
+                    shared.fail("a role panicked while closing its connection".into());
+                }
                 report
             })
             .expect("spawn role thread");
@@ -252,6 +301,8 @@ pub fn run_step(
     let start = Instant::now();
     shared.start.set(start).expect("start set once");
     shared.go.wait();
+    observer.on_start();
+    let mut mark = observer.mark_after().map(|d| start + d);
 
     // Collector: one row per second of step time, read GRACE after the second ends, until every
     // role has finished; then the remaining seconds and the partial last one.
@@ -259,41 +310,82 @@ pub fn run_step(
     let mut per_second = Vec::new();
     let mut next: u64 = 0;
     let mut finished = 0;
-    let mut emit = |second: u64, interval_s: f64, per_second: &mut Vec<(u64, u64)>, last: bool| {
+    let mut ended = vec![false; nroles];
+    // Watchdog: when something last happened, and when waiting for stuck roles stops.
+    let mut last_progress = Instant::now();
+    let mut give_up: Option<Instant> = None;
+    let mut emit = |observer: &mut dyn Observer,
+                    second: u64,
+                    interval_s: f64,
+                    per_second: &mut Vec<(u64, u64)>,
+                    last: bool| {
         let row = collect_second(&all_intervals, &mut acc, second, interval_s, &target, last);
         for k in &row.kinds {
             per_second.push((k.ops, k.rows));
         }
         observer.on_second(&row);
+        row.kinds.iter().any(|k| k.ops > 0 || k.errors > 0)
     };
     let end = loop {
         if finished == nroles {
             break Instant::now();
         }
+        if give_up.is_some_and(|g| Instant::now() >= g) {
+            break Instant::now();
+        }
         let tick = start + Duration::from_secs(next + 1) + GRACE;
-        match done_rx.recv_timeout(tick.saturating_duration_since(Instant::now())) {
-            Ok(()) => finished += 1,
+        let wake = mark.map_or(tick, |m| m.min(tick));
+        let wake = give_up.map_or(wake, |g| g.min(wake));
+        match done_rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+            Ok(i) => {
+                finished += 1;
+                ended[i] = true;
+                last_progress = Instant::now();
+            }
+            Err(RecvTimeoutError::Timeout) if mark.is_some_and(|m| Instant::now() >= m) => {
+                mark = None;
+                observer.on_mark();
+            }
+            Err(RecvTimeoutError::Timeout) if give_up.is_some() => {}
             Err(RecvTimeoutError::Timeout) => {
-                emit(next, 1.0, &mut per_second, false);
+                let moved = emit(observer, next, 1.0, &mut per_second, false);
                 next += 1;
+                if moved {
+                    last_progress = Instant::now();
+                }
+                if let Some(w) = &watchdog {
+                    if last_progress.elapsed() >= w.quiet {
+                        if (w.alive)() {
+                            last_progress = Instant::now();
+                        } else {
+                            shared.fail(w.message.clone());
+                            give_up = Some(Instant::now() + w.quiet);
+                        }
+                    }
+                }
             }
             Err(RecvTimeoutError::Disconnected) => break Instant::now(),
         }
     };
+    observer.on_end();
     let elapsed = end - start;
     let full_seconds = elapsed.as_secs();
     let tail = elapsed - Duration::from_secs(full_seconds);
     while next < full_seconds {
         let last = next + 1 == full_seconds && tail.is_zero();
-        emit(next, 1.0, &mut per_second, last);
+        emit(observer, next, 1.0, &mut per_second, last);
         next += 1;
     }
     if !tail.is_zero() && nroles > 0 {
-        emit(next, tail.as_secs_f64(), &mut Vec::new(), true);
+        emit(observer, next, tail.as_secs_f64(), &mut Vec::new(), true);
     }
 
     let mut kinds: Vec<KindStats> = (0..nkinds).map(|_| KindStats::default()).collect();
-    for h in handles {
+    for (h, ended) in handles.into_iter().zip(ended) {
+        if !ended && give_up.is_some() {
+            // Stuck in a call that does not return: left behind, not waited for.
+            continue;
+        }
         match h.join() {
             Ok(report) => {
                 for (k, stats) in report.into_iter().enumerate() {
@@ -391,10 +483,19 @@ fn run_role(
         permits_to,
         make,
     } = spec;
-    let role = match make() {
-        Ok(r) => Some(r),
-        Err(e) => {
+    // A panic in a role is the role's failure: caught here so the other roles are not left
+    // waiting on the barriers or for this primary's end.
+    let role = match catch_unwind(AssertUnwindSafe(make)) {
+        Ok(Ok(r)) => Some(r),
+        Ok(Err(e)) => {
             shared.fail(format!("{name}: could not start: {e:#}"));
+            None
+        }
+        Err(p) => {
+            shared.fail(format!(
+                "{name}: panicked while starting: {}",
+                panic_text(&p)
+            ));
             None
         }
     };
@@ -405,17 +506,22 @@ fn run_role(
     if let Some(role) = role.as_mut() {
         pacer::tighten_timer_slack();
         let closed = matches!(pace, Pace::Closed);
-        role_loop(
-            &name,
-            role.as_mut(),
-            pace,
-            lifetime,
-            permits_to,
-            shared,
-            intervals,
-            &mut stats,
-            start,
-        );
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            role_loop(
+                &name,
+                role.as_mut(),
+                pace,
+                lifetime,
+                permits_to,
+                shared,
+                intervals,
+                &mut stats,
+                start,
+            )
+        }));
+        if let Err(p) = ran {
+            shared.fail(format!("{name}: panicked: {}", panic_text(&p)));
+        }
         if closed {
             // Closed loop: latency and service time are the same numbers, recorded once.
             for s in stats.iter_mut().flatten() {
@@ -469,7 +575,7 @@ fn role_loop(
             _ => Duration::MAX,
         };
         if let Err(e) = role.before_op() {
-            if record_error(name, e, clock.now(), shared, intervals, stats) {
+            if interrupted(shared) || record_error(name, e, clock.now(), shared, intervals, stats) {
                 break;
             }
         }
@@ -496,7 +602,7 @@ fn role_loop(
             }
             Ok(OpOutcome::Finished) => break,
             Err(e) => {
-                if record_error(name, e, end, shared, intervals, stats) {
+                if interrupted(shared) || record_error(name, e, end, shared, intervals, stats) {
                     break;
                 }
             }
@@ -510,6 +616,13 @@ fn role_loop(
     }
 }
 
+/// Whether the run was asked to stop: an operation that fails then was most likely cut short by
+/// the stop itself (a wait on the server gives up), so it ends the role without counting as the
+/// step's failure; the step is interrupted.
+fn interrupted(shared: &Shared) -> bool {
+    shared.interrupt.load(Ordering::Relaxed)
+}
+
 /// Counts an error; returns true if it was fatal (the role must stop).
 fn record_error(
     name: &str,
@@ -521,17 +634,26 @@ fn record_error(
 ) -> bool {
     stats[e.kind]
         .get_or_insert_with(KindStats::default)
-        .record_error(&e.message);
+        .record_error(&e.message, e.class);
     let sec = at.as_secs();
     intervals[e.kind][(sec & 1) as usize]
         .lock()
         .unwrap()
         .target(sec)
         .errors += 1;
-    if e.fatal {
+    let fatal = e.class == ErrorClass::Failed;
+    if fatal {
         shared.fail(format!("{name}: {}", e.message));
     }
-    e.fatal
+    fatal
+}
+
+/// The message a panic was raised with.
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 fn recv_permit(rx: &Receiver<Duration>, stop: &dyn Fn() -> bool) -> Option<Duration> {

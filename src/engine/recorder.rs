@@ -48,6 +48,10 @@ pub struct KindStats {
     pub ops: u64,
     pub rows: u64,
     pub errors: u64,
+    /// `errors` by what they did: rolled back and restarted, skipped, failed the step.
+    pub retried: u64,
+    pub ignored: u64,
+    pub failed: u64,
     pub error_samples: Vec<String>,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
@@ -62,6 +66,9 @@ impl Default for KindStats {
             ops: 0,
             rows: 0,
             errors: 0,
+            retried: 0,
+            ignored: 0,
+            failed: 0,
             error_samples: Vec::new(),
             latency: new_histogram(),
             service: new_histogram(),
@@ -95,8 +102,13 @@ impl KindStats {
         self.max_latency_ns = self.max_latency_ns.max(latency_ns);
     }
 
-    pub fn record_error(&mut self, message: &str) {
+    pub fn record_error(&mut self, message: &str, class: super::ErrorClass) {
         self.errors += 1;
+        match class {
+            super::ErrorClass::Retried => self.retried += 1,
+            super::ErrorClass::Ignored => self.ignored += 1,
+            super::ErrorClass::Failed => self.failed += 1,
+        }
         if self.error_samples.len() < ERROR_SAMPLES
             && !self.error_samples.iter().any(|m| m == message)
         {
@@ -108,6 +120,9 @@ impl KindStats {
         self.ops += other.ops;
         self.rows += other.rows;
         self.errors += other.errors;
+        self.retried += other.retried;
+        self.ignored += other.ignored;
+        self.failed += other.failed;
         for m in &other.error_samples {
             if self.error_samples.len() < ERROR_SAMPLES && !self.error_samples.contains(m) {
                 self.error_samples.push(m.clone());
@@ -230,10 +245,11 @@ mod tests {
         let mut b = KindStats::default();
         a.record(2_000, 1_000, 10);
         b.record(5_000_000, 4_000_000, 5);
-        b.record_error("busy");
-        b.record_error("busy");
+        b.record_error("busy", super::super::ErrorClass::Ignored);
+        b.record_error("busy", super::super::ErrorClass::Retried);
         a.merge(&b);
         assert_eq!((a.ops, a.rows, a.errors), (2, 15, 2));
+        assert_eq!((a.retried, a.ignored, a.failed), (1, 1, 0));
         assert_eq!(a.error_samples, vec!["busy".to_string()]);
         assert_eq!(a.latency.len(), 2);
         assert_eq!(a.max_service_ns, 4_000_000);

@@ -153,7 +153,7 @@ impl Role for Failing {
             return Err(OpError {
                 kind: 0,
                 message: "disk full".into(),
-                fatal: true,
+                class: ErrorClass::Failed,
             });
         }
         self.after -= 1;
@@ -250,6 +250,48 @@ fn interrupt_stops_the_step_promptly() {
     assert!(m.duration < Duration::from_secs(1));
 }
 
+/// Waits (as a blocked read does) until the run is stopped, then fails as the read does.
+struct CutShort(Arc<AtomicBool>);
+
+impl Role for CutShort {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        while !self.0.load(Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(5));
+        }
+        Err(OpError {
+            kind: 0,
+            message: "stopped waiting for the server".into(),
+            class: ErrorClass::Failed,
+        })
+    }
+}
+
+#[test]
+fn an_operation_cut_short_by_the_stop_interrupts_the_step_instead_of_failing_it() {
+    let interrupt = no_interrupt();
+    let flag = interrupt.clone();
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(200));
+        flag.store(true, Ordering::SeqCst);
+    });
+    let seen = interrupt.clone();
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![spec(
+            "blocked",
+            Pace::Closed,
+            Lifetime::Primary,
+            Box::new(move || Ok(Box::new(CutShort(seen)) as Box<dyn Role>)),
+        )],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &interrupt);
+    assert!(m.interrupted);
+    assert_eq!(m.failure, None);
+    assert_eq!(m.kinds[0].errors, 0);
+}
+
 fn record_at(slots: &Intervals, second: u64, latency_ns: u64) {
     slots[0][(second & 1) as usize]
         .lock()
@@ -291,4 +333,77 @@ fn per_second_p99_never_exceeds_the_seconds_max() {
     let row = collect_second(&all, &mut acc, 0, 1.0, &None, true);
     assert_eq!(row.kinds[0].max_ns, 1_000_007);
     assert!(row.kinds[0].p99_ns <= 1_000_007);
+}
+
+/// Runs a step on another thread; None when it did not end within `secs` (a hang).
+fn within(secs: u64, plan: StepPlan) -> Option<StepMeasurement> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(run_step(plan, &mut (), &no_interrupt()));
+    });
+    rx.recv_timeout(Duration::from_secs(secs)).ok()
+}
+
+struct Panics;
+impl Role for Panics {
+    fn op(&mut self) -> Result<OpOutcome, OpError> {
+        panic!("scripted role panic");
+    }
+}
+
+#[test]
+fn a_role_that_panics_while_starting_fails_the_step_without_hanging() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![
+            spec(
+                "ok",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(u64::MAX, 0, 1, Duration::from_millis(1), &done),
+            ),
+            spec(
+                "bad",
+                Pace::Closed,
+                Lifetime::Primary,
+                Box::new(|| panic!("cannot even start")),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = within(10, plan).expect("the step ended");
+    let f = m.failure.unwrap();
+    assert!(
+        f.contains("bad: panicked while starting: cannot even start"),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_primary_that_panics_ends_the_step_and_its_background_roles() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert", "query"],
+        roles: vec![
+            spec(
+                "ins",
+                Pace::Closed,
+                Lifetime::Primary,
+                Box::new(|| Ok(Box::new(Panics) as Box<dyn Role>)),
+            ),
+            spec(
+                "qry",
+                Pace::Closed,
+                Lifetime::Background,
+                counter(u64::MAX, 1, 1, Duration::from_millis(1), &done),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = within(10, plan).expect("the step ended");
+    let f = m.failure.unwrap();
+    assert!(f.contains("ins: panicked: scripted role panic"), "{f}");
 }

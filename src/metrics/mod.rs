@@ -6,19 +6,25 @@ pub mod proc;
 pub mod series;
 pub mod writeamp;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::hardware::{
+    CpuUse, DbmsCounters, DeviceIo, DeviceRole, Hardware, HostRates, IbenchRow, IoRates, PerInsert,
+    PerOp, SysbenchRow,
+};
 
 use proc::{DiskIo, HostCpu, ProcCpu, Tree, USER_HZ};
 
 /// Where to read from, resolved once per target.
 pub struct Sources {
     proc_root: PathBuf,
-    /// Whole-disk names (`nvme0n1`, `vda`, a dm device's slaves resolved) holding the data.
+    /// Whole-disk names (`nvme0n1`, `vda`, a dm device's slaves resolved) holding the data
+    /// directory or a log directory outside it.
     pub devices: BTreeSet<String>,
+    /// What each of `devices` holds.
+    pub roles: BTreeMap<String, Vec<DeviceRole>>,
     pub data_dir: Option<PathBuf>,
     pub server_pid: Option<u32>,
     pub cpus: usize,
@@ -26,27 +32,56 @@ pub struct Sources {
 
 impl Sources {
     /// `data_dir`: where the target's data lives (SQLite's directory, the server's datadir);
+    /// `log_dirs`: where the server writes logs, as it reports them (`Dbms::log_dirs`);
     /// `server_pid`: the managed server's main process (None for embedded or external targets).
-    pub fn new(data_dir: Option<&Path>, server_pid: Option<u32>) -> Sources {
+    pub fn new(data_dir: Option<&Path>, log_dirs: &[PathBuf], server_pid: Option<u32>) -> Sources {
         let roots = crate::host::Roots::default();
-        let devices = data_dir
-            .map(|d| {
-                // Only the disks at the bottom of the chain: a dm device and its slaves see the
-                // same IO, and counting both would double it.
-                crate::host::block::data_dir(&roots, d)
-                    .devices
-                    .iter()
-                    .filter(|b| b.underlying)
-                    .map(|b| b.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        // Only the disks at the bottom of the chain: a dm device and its slaves see the same
+        // IO, and counting both would double it.
+        let disks = |d: &Path| -> Vec<String> {
+            crate::host::block::data_dir(&roots, d)
+                .devices
+                .iter()
+                .filter(|b| b.underlying)
+                .map(|b| b.name.clone())
+                .collect()
+        };
+        let mut roles: BTreeMap<String, Vec<DeviceRole>> = BTreeMap::new();
+        let mut hold = |dir: &Path, role: DeviceRole| {
+            for disk in disks(dir) {
+                let r = roles.entry(disk).or_default();
+                if !r.contains(&role) {
+                    r.push(role);
+                    r.sort();
+                }
+            }
+        };
+        if let Some(d) = data_dir {
+            hold(d, DeviceRole::Data);
+            // A log on its own device, linked from the data directory (PostgreSQL's pg_wal
+            // made with initdb --waldir): its writes are the DBMS's too.
+            for log in ["pg_wal", "pg_xlog"] {
+                let l = d.join(log);
+                if l.is_symlink() {
+                    if let Ok(target) = l.canonicalize() {
+                        hold(&target, DeviceRole::Log);
+                    }
+                }
+            }
+            for l in log_dirs {
+                if let Ok(target) = l.canonicalize() {
+                    hold(&target, DeviceRole::Log);
+                }
+            }
+        }
         Sources {
             proc_root: roots.proc.clone(),
-            devices,
+            devices: roles.keys().cloned().collect(),
+            roles,
             data_dir: data_dir.map(Path::to_path_buf),
             server_pid,
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpus: proc::stat_cpus(&roots.proc)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 }
@@ -56,7 +91,7 @@ pub struct Snapshot {
     at: Instant,
     wall: std::time::SystemTime,
     host: Option<HostCpu>,
-    disk: DiskIo,
+    disk: BTreeMap<String, DiskIo>,
     /// Times in microseconds (getrusage).
     client: Option<ProcCpu>,
     /// Times in ticks of 1/USER_HZ s (/proc).
@@ -79,133 +114,6 @@ impl Snapshot {
     pub fn secs_since(&self, earlier: &Snapshot) -> f64 {
         self.at.duration_since(earlier.at).as_secs_f64()
     }
-}
-
-/// Hardware cost of one step, stored in `steps/<step>.json` as `hardware`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Hardware {
-    /// Seconds between the two snapshots (the measured part of the step).
-    pub interval_s: f64,
-    /// What "op" is for `per_op`: insert (rows), query, or indexed_row (l.x).
-    pub op: String,
-    pub op_count: f64,
-    pub cpus: usize,
-    /// Block devices whose IO is counted (those holding the data directory).
-    pub devices: Vec<String>,
-    pub host: Option<HostRates>,
-    pub io: Option<IoRates>,
-    pub client: Option<CpuUse>,
-    pub server: Option<CpuUse>,
-    pub per_op: PerOp,
-    /// Writes per inserted row (the original's wpi, wkbpi: per insert in every step).
-    pub per_insert: Option<PerInsert>,
-    /// Bytes the data directory takes on disk at the end of the step (`du`), logs included.
-    pub data_dir_bytes: Option<u64>,
-    /// The original's summary columns for this step (docs/metrics.md), null where unknown.
-    pub ibench_row: IbenchRow,
-    /// The sysbench metrics columns (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s) for this step's op.
-    pub sysbench_row: SysbenchRow,
-    /// Why a figure is missing (e.g. an external server: no server CPU).
-    pub missing: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HostRates {
-    /// Share of all CPUs' time, percent: user (incl. nice), system (incl. irq, softirq),
-    /// iowait, idle, steal.
-    pub user_pct: f64,
-    pub system_pct: f64,
-    pub iowait_pct: f64,
-    pub idle_pct: f64,
-    pub steal_pct: f64,
-    /// user + system + steal: what vmstat's us + sy (+ st) add up to.
-    pub busy_pct: f64,
-    pub cs_per_s: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct IoRates {
-    pub reads_per_s: f64,
-    pub read_kb_per_s: f64,
-    pub writes_per_s: f64,
-    pub write_kb_per_s: f64,
-    pub flushes_per_s: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct CpuUse {
-    pub user_s: f64,
-    pub system_s: f64,
-    pub voluntary_cs: u64,
-    pub involuntary_cs: u64,
-    /// Resident set at the end of the step, KiB (the server: summed over its processes).
-    pub rss_kb: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PerOp {
-    /// CPU of every process on the host, µs per op (the original's cpupq).
-    pub host_cpu_us: Option<f64>,
-    pub client_cpu_us: Option<f64>,
-    pub server_cpu_us: Option<f64>,
-    /// Host context switches per op (cspq).
-    pub cs: Option<f64>,
-    pub reads: Option<f64>,
-    pub read_kb: Option<f64>,
-    pub writes: Option<f64>,
-    pub write_kb: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PerInsert {
-    pub rows: u64,
-    pub writes: f64,
-    pub write_kb: f64,
-}
-
-/// The original's 21 summary columns minus p50/p99/tag (those live in the step file already).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct IbenchRow {
-    pub ips: Option<f64>,
-    pub qps: Option<f64>,
-    pub rps: Option<f64>,
-    pub rmbps: Option<f64>,
-    pub wps: Option<f64>,
-    pub wmbps: Option<f64>,
-    pub rpq: Option<f64>,
-    pub rkbpq: Option<f64>,
-    pub wpi: Option<f64>,
-    pub wkbpi: Option<f64>,
-    pub csps: Option<f64>,
-    pub cpups: Option<f64>,
-    pub cspq: Option<f64>,
-    pub cpupq: Option<f64>,
-    /// Database size, GB: not yet measured (needs the DBMS's own size query).
-    pub dbgb1: Option<f64>,
-    /// Data directory on disk, GB.
-    pub dbgb2: Option<f64>,
-    /// Server RSS, GB.
-    pub rss: Option<f64>,
-}
-
-/// The DBMS's counters over a step (`dbms` in the step file).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct DbmsCounters {
-    /// End minus start, per counter both snapshots have.
-    pub delta: std::collections::BTreeMap<String, f64>,
-    /// Values at the end of the step (sizes read as they are).
-    pub end: std::collections::BTreeMap<String, f64>,
-    pub write_amplification: writeamp::WriteAmp,
-    /// Why counters are missing (the query failed, or the engine has none).
-    pub error: Option<String>,
 }
 
 /// Differences of two counter snapshots, and the write amplification they imply with the
@@ -250,7 +158,9 @@ pub fn dbms_counters(
             engine,
             &delta,
             device,
-            end.get("innodb_page_size").copied(),
+            end.get("innodb_page_size")
+                .or_else(|| end.get("block_size"))
+                .copied(),
         ),
         delta,
         end,
@@ -258,35 +168,29 @@ pub fn dbms_counters(
     }
 }
 
-/// The original sysbench report's metrics (SB/an.sh): per op, o/s = the op rate.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct SysbenchRow {
-    /// (us + sy %) / (o/s): a CPU-per-op proxy, not µs (the original omits ncpu × 10^4).
-    pub cpu_o: Option<f64>,
-    pub cs_o: Option<f64>,
-    pub r_o: Option<f64>,
-    pub rkb_o: Option<f64>,
-    pub wkb_o: Option<f64>,
-    pub o_s: f64,
-}
-
 /// What the step did, for normalising.
 pub struct Work<'a> {
     pub op: &'a str,
-    pub op_count: f64,
+    /// Operations in the interval, as the engine counted them.
+    pub op_count: u64,
     pub inserted_rows: u64,
     pub is_query_step: bool,
+    /// The step's measured time, which the interval should match (its duration_s).
+    pub measured_s: f64,
 }
 
 /// `per_s`: units of `d`'s times per second (USER_HZ for /proc, 10^6 for getrusage).
 fn cpu_use(d: &ProcCpu, per_s: f64) -> CpuUse {
+    let (user_s, system_s) = (d.utime as f64 / per_s, d.stime as f64 / per_s);
     CpuUse {
-        user_s: d.utime as f64 / per_s,
-        system_s: d.stime as f64 / per_s,
+        user_s,
+        system_s,
         voluntary_cs: d.voluntary_cs,
         involuntary_cs: d.involuntary_cs,
         rss_kb: d.rss_kb,
+        // /proc charges CPU time a tick at a time, so the tick count is the resolution;
+        // getrusage (the client) is finer and needs no mark.
+        ticks: (per_s == USER_HZ).then_some(d.utime + d.stime),
     }
 }
 
@@ -294,10 +198,26 @@ fn per(x: f64, n: f64) -> Option<f64> {
     (n > 0.0).then(|| x / n)
 }
 
+/// iostat -x's columns from counter differences over `secs`; `devices` is how many were added
+/// up in `d` (%util is their mean, aqu-sz their sum).
+fn io_rates(d: &DiskIo, secs: f64, devices: usize) -> IoRates {
+    IoRates {
+        reads_per_s: d.reads as f64 / secs,
+        read_kb_per_s: d.read_bytes as f64 / 1024.0 / secs,
+        writes_per_s: d.writes as f64 / secs,
+        write_kb_per_s: d.write_bytes as f64 / 1024.0 / secs,
+        flushes_per_s: d.flushes as f64 / secs,
+        r_await_ms: per(d.read_ms as f64, d.reads as f64),
+        w_await_ms: per(d.write_ms as f64, d.writes as f64),
+        aqu_sz: Some(d.queue_ms as f64 / (secs * 1000.0)),
+        util_pct: Some(d.busy_ms as f64 / (secs * 1000.0 * devices.max(1) as f64) * 100.0),
+    }
+}
+
 pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
     let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
     let mut missing = Vec::new();
-    let n = w.op_count;
+    let n = w.op_count as f64;
 
     let host_d = match (a.host, b.host) {
         (Some(x), Some(y)) => Some(HostCpu {
@@ -327,6 +247,7 @@ pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
             steal_pct: pct(d.steal),
             busy_pct: pct(d.busy()),
             cs_per_s: d.ctxt as f64 / secs,
+            busy_ticks: Some(d.busy()),
         }
     });
     // Busy CPU time of the whole host in the interval, seconds: ticks are per CPU.
@@ -342,15 +263,26 @@ pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
         });
         None
     } else {
-        let (x, y) = (a.disk, b.disk);
-        Some(IoRates {
-            reads_per_s: y.reads.saturating_sub(x.reads) as f64 / secs,
-            read_kb_per_s: y.read_bytes.saturating_sub(x.read_bytes) as f64 / 1024.0 / secs,
-            writes_per_s: y.writes.saturating_sub(x.writes) as f64 / secs,
-            write_kb_per_s: y.write_bytes.saturating_sub(x.write_bytes) as f64 / 1024.0 / secs,
-            flushes_per_s: y.flushes.saturating_sub(x.flushes) as f64 / secs,
-        })
+        let d = proc::total(&b.disk).since(&proc::total(&a.disk));
+        Some(io_rates(&d, secs, s.devices.len()))
     };
+    let per_device = s
+        .roles
+        .iter()
+        .map(|(name, holds)| {
+            let zero = DiskIo::default();
+            let d = b
+                .disk
+                .get(name)
+                .unwrap_or(&zero)
+                .since(a.disk.get(name).unwrap_or(&zero));
+            DeviceIo {
+                device: name.clone(),
+                holds: holds.clone(),
+                io: io_rates(&d, secs, 1),
+            }
+        })
+        .collect();
 
     let client = match (&a.client, &b.client) {
         (Some(x), Some(y)) => Some(cpu_use(
@@ -441,12 +373,14 @@ pub fn hardware(s: &Sources, a: &Snapshot, b: &Snapshot, w: &Work) -> Hardware {
     missing.push("dbgb1 (the DBMS's own size of the database): not measured yet".into());
     Hardware {
         interval_s: secs,
+        measured_s: Some(w.measured_s),
         op: w.op.to_string(),
         op_count: n,
         cpus: s.cpus,
         devices: s.devices.iter().cloned().collect(),
         host,
         io,
+        per_device,
         client,
         server,
         per_op,

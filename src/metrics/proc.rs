@@ -42,6 +42,21 @@ impl HostCpu {
     }
 }
 
+/// CPUs /proc/stat accounts for (its `cpuN` lines): the host's, whatever this process may run
+/// on (taskset, cgroups), so per-operation CPU from /proc/stat's totals is not scaled by a
+/// pinned process's CPU count.
+pub fn stat_cpus(proc_root: &Path) -> Option<usize> {
+    let text = fs::read_to_string(proc_root.join("stat")).ok()?;
+    let n = text
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count();
+    (n > 0).then_some(n)
+}
+
 pub fn host_cpu(proc_root: &Path) -> Option<HostCpu> {
     let text = fs::read_to_string(proc_root.join("stat")).ok()?;
     let mut cpu = None;
@@ -82,14 +97,50 @@ pub struct DiskIo {
     pub write_bytes: u64,
     /// Flush requests (kernel 5.5+; 0 before).
     pub flushes: u64,
+    /// Milliseconds spent on reads and on writes (the sums of each request's time).
+    pub read_ms: u64,
+    pub write_ms: u64,
+    /// Milliseconds the device had a request in flight (iostat's %util source).
+    pub busy_ms: u64,
+    /// Requests in flight integrated over time, ms (iostat's aqu-sz source).
+    pub queue_ms: u64,
 }
 
-/// Sums /proc/diskstats over the named devices (exact names, e.g. `nvme0n1`, `dm-0`). Devices
-/// not listed count nothing.
-pub fn disk_io(proc_root: &Path, devices: &BTreeSet<String>) -> DiskIo {
-    let mut io = DiskIo::default();
+impl DiskIo {
+    /// The counts from `earlier` to this one (a counter that went back counts 0).
+    pub fn since(&self, earlier: &DiskIo) -> DiskIo {
+        DiskIo {
+            reads: self.reads.saturating_sub(earlier.reads),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            writes: self.writes.saturating_sub(earlier.writes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
+            flushes: self.flushes.saturating_sub(earlier.flushes),
+            read_ms: self.read_ms.saturating_sub(earlier.read_ms),
+            write_ms: self.write_ms.saturating_sub(earlier.write_ms),
+            busy_ms: self.busy_ms.saturating_sub(earlier.busy_ms),
+            queue_ms: self.queue_ms.saturating_sub(earlier.queue_ms),
+        }
+    }
+
+    fn add(&mut self, o: &DiskIo) {
+        self.reads += o.reads;
+        self.read_bytes += o.read_bytes;
+        self.writes += o.writes;
+        self.write_bytes += o.write_bytes;
+        self.flushes += o.flushes;
+        self.read_ms += o.read_ms;
+        self.write_ms += o.write_ms;
+        self.busy_ms += o.busy_ms;
+        self.queue_ms += o.queue_ms;
+    }
+}
+
+/// /proc/diskstats' counters of each named device (exact names, e.g. `nvme0n1`, `dm-0`).
+/// Devices not listed count nothing; a listed device that is gone is absent.
+pub fn disk_io(proc_root: &Path, devices: &BTreeSet<String>) -> BTreeMap<String, DiskIo> {
+    let mut out = BTreeMap::new();
     let Ok(text) = fs::read_to_string(proc_root.join("diskstats")) else {
-        return io;
+        return out;
     };
     for line in text.lines() {
         let f: Vec<&str> = line.split_ascii_whitespace().collect();
@@ -97,13 +148,31 @@ pub fn disk_io(proc_root: &Path, devices: &BTreeSet<String>) -> DiskIo {
             continue;
         }
         let n = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-        io.reads += n(3);
-        io.read_bytes += n(5) * SECTOR;
-        io.writes += n(7);
-        io.write_bytes += n(9) * SECTOR;
-        io.flushes += n(18);
+        let io = DiskIo {
+            reads: n(3),
+            read_bytes: n(5) * SECTOR,
+            writes: n(7),
+            write_bytes: n(9) * SECTOR,
+            flushes: n(18),
+            read_ms: n(6),
+            write_ms: n(10),
+            busy_ms: n(12),
+            queue_ms: n(13),
+        };
+        out.entry(f[2].to_string())
+            .or_insert_with(DiskIo::default)
+            .add(&io);
     }
-    io
+    out
+}
+
+/// The devices' counters added up.
+pub fn total(per_device: &BTreeMap<String, DiskIo>) -> DiskIo {
+    let mut t = DiskIo::default();
+    for d in per_device.values() {
+        t.add(d);
+    }
+    t
 }
 
 /// CPU (ticks) and context switches of a set of processes.
@@ -316,6 +385,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cpus_are_those_proc_stat_accounts_for() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("stat"),
+            "cpu  10 0 5 100 0 0 0 0\ncpu0 5 0 2 50 0 0 0 0\ncpu1 5 0 3 50 0 0 0 0\n\
+             cpu3 0 0 0 1 0 0 0 0\nctxt 99\ncpufreq 1\n",
+        )
+        .unwrap();
+        assert_eq!(stat_cpus(dir.path()), Some(3));
+        assert_eq!(stat_cpus(&dir.path().join("none")), None);
+    }
+
+    #[test]
     fn stat_fields_survive_odd_command_names() {
         let line = "1234 (post (gres) x) S 1 1234 1234 0 -1 4194560 500 0 0 0 77 33 5 6 20 0 1 0 100 1000 50";
         assert_eq!(stat_fields(line), Some((1, 77, 33)));
@@ -346,27 +428,33 @@ mod tests {
         assert_eq!(c.busy(), 10 + 1 + 20 + 5 + 6 + 7);
         fs::write(
             dir.path().join("diskstats"),
-            " 253 0 vda 100 0 800 0 50 0 400 0 0 0 0 0 0 0 0 7 0\n \
+            " 253 0 vda 100 0 800 30 50 0 400 60 1 70 95 0 0 0 0 7 0\n \
              253 1 vda1 90 0 700 0 40 0 300 0 0 0 0 0 0 0 0 0 0\n \
              7 0 loop0 5 0 10 0 0 0 0 0 0 0 0\n",
         )
         .unwrap();
         let io = disk_io(dir.path(), &["vda".to_string()].into());
+        assert_eq!(io.len(), 1);
         assert_eq!(
-            io,
+            total(&io),
             DiskIo {
                 reads: 100,
                 read_bytes: 800 * 512,
                 writes: 50,
                 write_bytes: 400 * 512,
-                flushes: 7
+                flushes: 7,
+                read_ms: 30,
+                write_ms: 60,
+                busy_ms: 70,
+                queue_ms: 95,
             }
         );
         // Exact names only: vda does not pull in vda1.
-        assert_eq!(
-            disk_io(dir.path(), &["vd".to_string()].into()),
-            DiskIo::default()
-        );
+        assert!(disk_io(dir.path(), &["vd".to_string()].into()).is_empty());
+        // Each device on its own.
+        let both = disk_io(dir.path(), &["vda".to_string(), "loop0".to_string()].into());
+        assert_eq!((both["vda"].reads, both["loop0"].reads), (100, 5));
+        assert_eq!(total(&both).reads, 105);
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl HostSeries {
             cs = Some(y.ctxt.saturating_sub(x.ctxt) as f64 / secs);
         }
         let io = (!s.devices.is_empty()).then(|| {
-            let (x, y) = (a.disk, now.disk);
+            let (x, y) = (proc::total(&a.disk), proc::total(&now.disk));
             [
                 y.reads.saturating_sub(x.reads) as f64 / secs,
                 y.read_bytes.saturating_sub(x.read_bytes) as f64 / 1024.0 / secs,

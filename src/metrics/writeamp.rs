@@ -4,30 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::hardware::WriteAmp;
 
 /// Filesystem page: a synced write smaller than this still writes (at least) this much.
 pub const FS_PAGE: f64 = 4096.0;
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct WriteAmp {
-    /// Which counters were used, in words (engines name them differently).
-    pub log_counter: Option<String>,
-    pub data_counter: Option<String>,
-    pub log_bytes: Option<f64>,
-    pub log_syncs: Option<f64>,
-    pub data_bytes: Option<f64>,
-    pub device_write_bytes: Option<f64>,
-    /// device_write_bytes / (log_bytes + data_bytes).
-    pub amplification: Option<f64>,
-    pub log_bytes_per_sync: Option<f64>,
-    /// Bytes the log syncs write when each rounds up to FS_PAGE: syncs × ceil(per sync / 4096)
-    /// × 4096; and that over log_bytes.
-    pub padded_log_bytes: Option<f64>,
-    pub padding_factor: Option<f64>,
-    pub notes: Vec<String>,
-}
 
 fn get(c: &BTreeMap<String, f64>, k: &str) -> Option<f64> {
     c.get(k).copied()
@@ -35,12 +15,13 @@ fn get(c: &BTreeMap<String, f64>, k: &str) -> Option<f64> {
 
 /// `delta`: the step's counter differences (names as `Dbms::counters` gives them);
 /// `device_write_bytes`: bytes written to the data device in the same interval, if known;
-/// `innodb_page_size`: the server's, in bytes, if known (16 KiB is assumed otherwise).
+/// `page_size`: the server's page size in bytes, if known: `innodb_page_size` (16 KiB assumed
+/// otherwise), PostgreSQL's `block_size` (8 KiB assumed otherwise).
 pub fn analyse(
     engine: &str,
     delta: &BTreeMap<String, f64>,
     device_write_bytes: Option<f64>,
-    innodb_page_size: Option<f64>,
+    page_size: Option<f64>,
 ) -> WriteAmp {
     let mut notes = Vec::new();
     let (log_counter, log_bytes, log_syncs) = match engine {
@@ -85,9 +66,16 @@ pub fn analyse(
             .iter()
             .filter_map(|k| get(delta, k))
             .sum();
+            let block = page_size.filter(|p| *p > 0.0).unwrap_or_else(|| {
+                notes.push("block_size unknown: buffers counted as 8 KiB".to_string());
+                8192.0
+            });
             (
-                Some("pg_stat_bgwriter/pg_stat_checkpointer buffers written × 8 KiB"),
-                Some(pages * 8192.0),
+                Some(
+                    "buffers written by checkpointer, bgwriter and backends (pg_stat_checkpointer, \
+                     pg_stat_bgwriter, pg_stat_io) × block_size",
+                ),
+                Some(pages * block),
             )
         }
         "mariadb" | "mysql" if delta.contains_key("rocksdb_wal_bytes") => (
@@ -98,7 +86,7 @@ pub fn analyse(
             ),
         ),
         "mariadb" | "mysql" => {
-            let page = innodb_page_size.filter(|p| *p > 0.0).unwrap_or_else(|| {
+            let page = page_size.filter(|p| *p > 0.0).unwrap_or_else(|| {
                 notes.push("innodb_page_size unknown: pages counted as 16 KiB".to_string());
                 16384.0
             });
@@ -113,11 +101,29 @@ pub fn analyse(
         }
         _ => (None, None),
     };
+    // The binary log is a second log on MariaDB/MySQL: what the DBMS wrote includes it.
+    let binlog_bytes = match engine {
+        "mariadb" | "mysql" => get(delta, "binlog_bytes_written").filter(|b| *b > 0.0),
+        _ => None,
+    };
+    let binlog_syncs = binlog_bytes.and(get(delta, "binlog_group_commits"));
+    let binlog_bytes_per_sync = match (binlog_bytes, binlog_syncs) {
+        (Some(b), Some(s)) if s > 0.0 => Some(b / s),
+        _ => None,
+    };
+    if binlog_bytes.is_some() && binlog_syncs.is_none() {
+        notes.push(
+            "the server counts no binlog group commits (MySQL): binlog bytes per sync are not \
+             available"
+                .into(),
+        );
+    }
     let dbms_bytes = match (log_bytes, data_bytes) {
         (Some(l), Some(d)) => Some(l + d),
         (Some(l), None) => Some(l),
         _ => None,
-    };
+    }
+    .map(|b| b + binlog_bytes.unwrap_or(0.0));
     let amplification = match (device_write_bytes, dbms_bytes) {
         (Some(dev), Some(db)) if db > 0.0 => Some(dev / db),
         _ => None,
@@ -158,8 +164,69 @@ pub fn analyse(
         log_bytes_per_sync: per_sync,
         padded_log_bytes: padded,
         padding_factor,
+        binlog_bytes,
+        binlog_syncs,
+        binlog_bytes_per_sync,
         notes,
     }
+}
+
+/// Longest `SHOW GLOBAL STATUS` text read: a server prints under 2,000 rows of short lines.
+pub const STATUS_TEXT_MAX: usize = 4 << 20;
+
+/// Counters from the text of `SHOW GLOBAL STATUS` (or `SHOW STATUS`) as the mysql/mariadb
+/// client prints it: the boxed table (`| Innodb_os_log_written | 123 |`), batch output
+/// (`mysql -B`, tab-separated) or `\G` output (`Variable_name: x` / `Value: 123`). Names are
+/// lower-cased; rows whose value is not a number are skipped. Err when nothing was found.
+pub fn parse_status_text(text: &str) -> Result<BTreeMap<String, f64>, String> {
+    if text.len() > STATUS_TEXT_MAX {
+        return Err(format!(
+            "is {} bytes, more than SHOW GLOBAL STATUS prints ({STATUS_TEXT_MAX} at most)",
+            text.len()
+        ));
+    }
+    let mut out = BTreeMap::new();
+    let mut pending: Option<String> = None;
+    for line in text.lines() {
+        let l = line.trim();
+        // \G output: a name line, then its value line.
+        if let Some(n) = l.strip_prefix("Variable_name:") {
+            pending = Some(n.trim().to_ascii_lowercase());
+            continue;
+        }
+        if let Some(v) = l.strip_prefix("Value:") {
+            if let (Some(n), Ok(x)) = (pending.take(), v.trim().parse::<f64>()) {
+                // As in the table formats: "NaN" or "inf" is no counter.
+                if x.is_finite() {
+                    out.insert(n, x);
+                }
+            }
+            continue;
+        }
+        let fields: Vec<&str> = l
+            .trim_matches('|')
+            .split(['|', '\t'])
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .collect();
+        let fields = if fields.len() == 1 {
+            fields[0].split_whitespace().collect()
+        } else {
+            fields
+        };
+        if let [name, value] = fields.as_slice() {
+            let ok_name = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if let (true, Ok(x)) = (ok_name, value.parse::<f64>()) {
+                if x.is_finite() {
+                    out.insert(name.to_ascii_lowercase(), x);
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("has no `name value` rows of SHOW GLOBAL STATUS".into());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -211,6 +278,63 @@ mod tests {
         );
         assert_eq!(w.amplification, Some(2.0));
         assert_eq!(w.padding_factor, Some(1.0));
+    }
+
+    #[test]
+    fn the_binlog_counts_as_dbms_writes_with_its_bytes_per_sync() {
+        let d = m(&[
+            ("innodb_os_log_written", 1000.0),
+            ("innodb_os_log_fsyncs", 10.0),
+            ("binlog_bytes_written", 3000.0),
+            ("binlog_group_commits", 6.0),
+        ]);
+        let w = analyse("mariadb", &d, Some(8000.0), Some(16384.0));
+        assert_eq!(w.binlog_bytes, Some(3000.0));
+        assert_eq!(w.binlog_bytes_per_sync, Some(500.0));
+        assert_eq!(w.amplification, Some(2.0), "8000 / (1000 + 3000)");
+        let w = analyse(
+            "mysql",
+            &m(&[
+                ("innodb_os_log_written", 1.0),
+                ("binlog_bytes_written", 5.0),
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(w.binlog_syncs, None);
+        assert!(w.notes.iter().any(|n| n.contains("group commits")));
+        let w = analyse("mariadb", &m(&[("binlog_bytes_written", 0.0)]), None, None);
+        assert_eq!(w.binlog_bytes, None, "no binlog");
+    }
+
+    #[test]
+    fn status_text_in_every_client_format() {
+        let boxed = "+----------------------+-------+\n| Variable_name        | Value |\n+----------------------+-------+\n| Innodb_os_log_written | 1536 |\n| Innodb_buffer_pool_dump_status | Dumping of buffer pool not started |\n| Uptime | 20 |\n+---+---+\n";
+        let c = parse_status_text(boxed).unwrap();
+        assert_eq!(c.get("innodb_os_log_written"), Some(&1536.0));
+        assert_eq!(c.get("uptime"), Some(&20.0));
+        assert_eq!(c.len(), 2);
+        let batch = "Variable_name\tValue\nBinlog_bytes_written\t99\nInnodb_page_size\t16384\n";
+        let c = parse_status_text(batch).unwrap();
+        assert_eq!(c.get("binlog_bytes_written"), Some(&99.0));
+        let g = "*** 1. row ***\nVariable_name: Innodb_pages_written\n        Value: 7\n";
+        assert_eq!(
+            parse_status_text(g).unwrap().get("innodb_pages_written"),
+            Some(&7.0)
+        );
+        assert!(parse_status_text("hello\n").is_err());
+        assert!(parse_status_text(&"x".repeat(STATUS_TEXT_MAX + 1)).is_err());
+    }
+
+    /// Found by tests/fuzz.rs: `\G` output took "NaN" and "inf" as counter values (the table
+    /// formats did not), which then printed as NaN MiB.
+    #[test]
+    fn status_text_values_are_finite_in_every_format() {
+        let g = "Variable_name: Innodb_os_log_written\n        Value: NaN\n\
+                 Variable_name: Innodb_pages_written\nValue: inf\nVariable_name: Uptime\nValue: 3\n";
+        let c = parse_status_text(g).unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c.get("uptime"), Some(&3.0));
     }
 
     #[test]

@@ -60,13 +60,39 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
+/// What the x axis counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum XAxis {
+    /// Seconds into a step.
+    Seconds,
+    /// Runs of a history series, 1 = the oldest: ticks on whole runs only.
+    Runs,
+}
+
+impl XAxis {
+    fn label(self) -> &'static str {
+        match self {
+            XAxis::Seconds => "seconds",
+            XAxis::Runs => "run",
+        }
+    }
+}
+
+/// A vertical line at `x` across the plot, e.g. a change point; `title` shows on hover.
+pub struct Marker {
+    pub x: f64,
+    pub title: String,
+}
+
 pub struct LineChart<'a> {
     pub title: String,
+    pub x_axis: XAxis,
     pub y_label: String,
     pub log_y: bool,
     pub lines: Vec<Line>,
     /// A dashed horizontal line, e.g. the background insert target.
     pub reference: Option<(f64, String)>,
+    pub markers: Vec<Marker>,
     pub targets: &'a [TargetLabel],
 }
 
@@ -204,7 +230,10 @@ pub fn line_svg(c: &LineChart) -> String {
             axis_num(*t)
         );
     }
-    let xstep = nice_step(xmax, 6.0);
+    let xstep = match c.x_axis {
+        XAxis::Seconds => nice_step(xmax, 6.0),
+        XAxis::Runs => nice_step(xmax, 6.0).max(1.0),
+    };
     let mut x = 0.0;
     while x <= xmax + 1e-9 {
         let px = sx(x);
@@ -228,9 +257,10 @@ pub fn line_svg(c: &LineChart) -> String {
     );
     let _ = write!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" class="xl">seconds</text><text x="14" y="{:.1}" class="yl" transform="rotate(-90 14 {:.1})">{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" class="xl">{}</text><text x="14" y="{:.1}" class="yl" transform="rotate(-90 14 {:.1})">{}</text>"#,
         ML + pw / 2.0,
         H - 6.0,
+        c.x_axis.label(),
         MT + ph / 2.0,
         MT + ph / 2.0,
         esc(&c.y_label)
@@ -283,6 +313,19 @@ pub fn line_svg(c: &LineChart) -> String {
             t.colour,
             l.target,
             esc(&t.name)
+        );
+    }
+    // Over the lines, so the hover title is reachable: a thin visible line and a wide
+    // transparent one to point at.
+    for m in c.markers.iter().filter(|m| m.x >= 0.0 && m.x <= xmax) {
+        let x = sx(m.x);
+        let _ = write!(
+            out,
+            r#"<g class="mark" data-x="{}"><title>{}</title><line x1="{x:.1}" x2="{x:.1}" y1="{MT}" y2="{:.1}" class="mk"/><line x1="{x:.1}" x2="{x:.1}" y1="{MT}" y2="{:.1}" class="mkh"/></g>"#,
+            m.x,
+            esc(&m.title),
+            H - MB,
+            H - MB
         );
     }
     out.push_str("</svg>");
@@ -479,6 +522,7 @@ mod tests {
         let ts = targets(2);
         let c = LineChart {
             title: "inserts/s".into(),
+            x_axis: XAxis::Seconds,
             y_label: "rows/s".into(),
             log_y: false,
             lines: vec![
@@ -492,6 +536,7 @@ mod tests {
                 },
             ],
             reference: Some((15.0, "target".into())),
+            markers: Vec::new(),
             targets: &ts,
         };
         let s = line_svg(&c);
@@ -510,6 +555,52 @@ mod tests {
             ..c
         });
         assert!(log.contains(">10<") && log.contains(">100<"), "{log}");
+    }
+
+    #[test]
+    fn markers_are_vertical_lines_with_titles_and_runs_tick_whole() {
+        let ts = targets(1);
+        let s = line_svg(&LineChart {
+            title: "history".into(),
+            x_axis: XAxis::Runs,
+            y_label: "rows/s".into(),
+            log_y: false,
+            lines: vec![Line {
+                target: 0,
+                points: vec![(1.0, 10.0), (2.0, 10.0), (3.0, 20.0)],
+            }],
+            reference: None,
+            markers: vec![
+                Marker {
+                    x: 3.0,
+                    title: "+100% <p>".into(),
+                },
+                Marker {
+                    x: 9.0,
+                    title: "off the chart".into(),
+                },
+            ],
+            targets: &ts,
+        });
+        assert_eq!(s.matches(r#"class="mark""#).count(), 1, "{s}");
+        assert!(s.contains(r#"data-x="3""#) && s.contains("+100% &lt;p&gt;"));
+        // The marker's x is the point's x.
+        let px = |tag: &str| {
+            s.split(tag)
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            px(r#"class="mark" data-x="3"><title>+100% &lt;p&gt;</title><line x1=""#),
+            "626.0"
+        );
+        assert!(s.contains("L626.0 "), "{s}");
+        assert!(s.contains(">run<"));
+        assert!(!s.contains(">0.5<") && !s.contains(">2.5<"), "{s}");
     }
 
     #[test]

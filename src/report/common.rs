@@ -1,6 +1,7 @@
 //! What both suites' sections share: why a step has no number, the relative-table legend, and
 //! the metric columns a step file's `metrics` object brings.
 
+use super::confidence::{self, Subject, Tally};
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Cell, Column, Mark, Row, Table};
 use super::Ctx;
@@ -14,7 +15,7 @@ pub enum State<'a> {
 pub fn state<'a>(t: &'a TargetResult, step: &str) -> State<'a> {
     match t.step(step) {
         Some(s) if s.ok() => State::Ok(s),
-        Some(s) if s.status == "interrupted" => State::No(
+        Some(s) if s.status == crate::results::Status::Interrupted => State::No(
             Cell::text("interrupted")
                 .mark(Mark::Gap)
                 .note("the step was interrupted (Ctrl-C); its partial numbers are left out"),
@@ -193,6 +194,42 @@ pub const HW_METRICS: &[MetricDef] = &[
         "resident memory of the DBMS",
         Better::Lower,
     ),
+    // iostat's extended columns (the original saves them per step; dbperf shows them). They
+    // describe the device over the step, which every other process on it shares (and await
+    // counts in whole milliseconds), not what the DBMS asked of it per operation: shown, not
+    // ranked better or worse, so no verdict is called on them.
+    MetricDef(
+        "util_pct",
+        &[],
+        "%util",
+        "%",
+        "share of the time the data devices had a request in flight (iostat %util)",
+        Better::Neither,
+    ),
+    MetricDef(
+        "aqu_sz",
+        &[],
+        "aqu-sz",
+        "",
+        "mean requests in flight on the data devices (iostat aqu-sz)",
+        Better::Neither,
+    ),
+    MetricDef(
+        "r_await_ms",
+        &[],
+        "r_await",
+        "ms",
+        "mean time per completed read, queue included (iostat r_await)",
+        Better::Neither,
+    ),
+    MetricDef(
+        "w_await_ms",
+        &[],
+        "w_await",
+        "ms",
+        "mean time per completed write, queue included (iostat w_await)",
+        Better::Neither,
+    ),
 ];
 
 /// sysbench metrics (spec §3.4): key, other spellings, label, unit, definition, direction.
@@ -315,6 +352,38 @@ pub fn not_measured(ctx: &Ctx, steps: &[(usize, &StepView)]) -> Option<String> {
     })
 }
 
+/// Which CPU figures rest on fewer than 100 clock ticks of 10 ms, with the targets and steps:
+/// one tick more or less moves them by a percent or more.
+pub fn rough_cpu(ctx: &Ctx, steps: &[(usize, &StepView)]) -> Option<String> {
+    let mut found: Vec<(&str, Vec<String>)> = Vec::new();
+    for (i, s) in steps {
+        for what in &s.rough_cpu {
+            let at = format!("{} {}", ctx.all[*i].name(), s.name);
+            match found.iter_mut().find(|r| r.0 == *what) {
+                Some(r) => r.1.push(at),
+                None => found.push((what, vec![at])),
+            }
+        }
+    }
+    (!found.is_empty()).then(|| {
+        let parts: Vec<String> = found
+            .iter()
+            .map(|(w, at)| {
+                let more = at.len().saturating_sub(4);
+                let mut list = at.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+                if more > 0 {
+                    list.push_str(&format!(" and {more} more"));
+                }
+                format!("{w} CPU ({list})")
+            })
+            .collect();
+        format!(
+            "Rough: {} rest on fewer than 100 clock ticks (1 s of CPU), so a tick more or less moves them by 1% or more; longer steps give firmer figures.",
+            parts.join("; ")
+        )
+    })
+}
+
 pub fn metric_value(s: &StepView, names: &[String]) -> Option<f64> {
     names
         .iter()
@@ -323,16 +392,68 @@ pub fn metric_value(s: &StepView, names: &[String]) -> Option<f64> {
         .flatten()
 }
 
+/// Each round's values of a metrics table's columns, for one target: `[column][round]`, only
+/// rounds whose step ended ok and had the value. Empty outside a campaign (one run).
+pub fn round_values(
+    t: &TargetResult,
+    step: &str,
+    columns: usize,
+    value: &dyn Fn(&StepView, usize) -> Option<f64>,
+) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::new(); columns];
+    for r in &t.repeats {
+        if let Some(s) = r.step(step).filter(|s| s.ok()) {
+            for (c, o) in out.iter_mut().enumerate() {
+                if let Some(x) = value(s, c).filter(|x| x.is_finite()) {
+                    o.push(x);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why column `c` of a campaign's relative metrics cell is not judged: the figure is missing
+/// from some rounds of a side (the original's rate percentiles need 10 full seconds, which a
+/// step near that length has in one round and not the next), so its median stands for a
+/// round or two that the other side's does not, and neither an interval nor the threshold
+/// alone says anything (an A/A pair's l.i1 p50 rate was called 0.89 on one round against one).
+fn partial_rounds(
+    t: Option<&Vec<Vec<f64>>>,
+    b: Option<&Vec<Vec<f64>>>,
+    c: usize,
+) -> Option<String> {
+    let (t, b) = (t?, b?);
+    let ran = |v: &Vec<Vec<f64>>| v.iter().map(Vec::len).max().unwrap_or(0);
+    let (tn, bn) = (t.get(c).map_or(0, Vec::len), b.get(c).map_or(0, Vec::len));
+    (tn < ran(t) || bn < ran(b)).then(|| {
+        format!(
+            "not judged: the figure is in {tn} of {} rounds of this target and {bn} of {} of the base's",
+            ran(t),
+            ran(b)
+        )
+    })
+}
+
 /// The rows of a relative table: each target's values against the base target's (row `base`),
 /// or the absolute row's cells as they are where a target has no values (a gap, a failure).
+/// A cell is called better or worse only when its 95% interval over the rounds (`rounds`,
+/// `[row][column][round]`) clears a threshold; with fewer than 3 rounds on the threshold alone,
+/// and its note says so. Returns the rows and what was called.
 pub fn relative_rows(
     abs: &Table,
     values: &[Option<Vec<Option<f64>>>],
+    rounds: &[Vec<Vec<f64>>],
     base: usize,
     columns: &[Column],
     ctx: &Ctx,
-) -> Vec<Row> {
-    abs.rows
+) -> (Vec<Row>, Tally) {
+    let mut tally = Tally {
+        subject: Subject::Figure,
+        ..Tally::default()
+    };
+    let rows = abs
+        .rows
         .iter()
         .enumerate()
         .map(|(r, row)| Row {
@@ -344,12 +465,60 @@ pub fn relative_rows(
                     .enumerate()
                     .map(|(c, x)| {
                         let b = values[base].as_ref().and_then(|bv| bv[c]);
-                        super::rules::rel_cell(*x, b, columns[c].better, ctx.thresholds)
+                        let better = columns[c].better;
+                        let mut cell = super::rules::rel_cell(*x, b, better, ctx.thresholds);
+                        if r != base && better != Better::Neither {
+                            if let Some(note) = partial_rounds(rounds.get(r), rounds.get(base), c) {
+                                if let super::model::Value::Num(_) = cell.value {
+                                    cell.mark = super::model::Mark::None;
+                                    cell.note = Some(note);
+                                }
+                                return cell;
+                            }
+                            let iv = match (cell.value, rounds.get(r), rounds.get(base)) {
+                                (super::model::Value::Num(ratio), Some(t), Some(b)) => {
+                                    confidence::rounds_interval(&t[c], &b[c], ratio)
+                                }
+                                _ => None,
+                            };
+                            tally.add(confidence::judge(
+                                &mut cell,
+                                iv,
+                                better,
+                                ctx.thresholds,
+                                Subject::Figure,
+                            ));
+                        }
+                        cell
                     })
                     .collect(),
                 None => row.cells.clone(),
             },
             note: row.note.clone(),
         })
-        .collect()
+        .collect();
+    (rows, tally)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partial_rounds;
+
+    #[test]
+    fn a_figure_missing_from_some_rounds_is_not_judged() {
+        // [column][round]: column 1 is in one round of the base's three.
+        let t = vec![vec![1.0, 2.0, 3.0], vec![5.0, 6.0, 7.0]];
+        let b = vec![vec![1.0, 2.0, 3.0], vec![5.0]];
+        assert_eq!(partial_rounds(Some(&t), Some(&b), 0), None);
+        let n = partial_rounds(Some(&t), Some(&b), 1).unwrap();
+        assert_eq!(
+            n,
+            "not judged: the figure is in 3 of 3 rounds of this target and 1 of 3 of the base's"
+        );
+        // One run a side (no rounds): nothing to say.
+        assert_eq!(
+            partial_rounds(Some(&vec![vec![]; 2]), Some(&vec![vec![]; 2]), 1),
+            None
+        );
+    }
 }

@@ -151,12 +151,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     let tools: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
         .map(|t| {
-            let v = t
-                .run
-                .tool
-                .as_ref()
-                .map(|x| format!("{} ({})", x.version, x.git_revision))
-                .unwrap_or_else(|| "unknown".into());
+            let v = format!("{} ({})", t.run.tool.version, t.run.tool.git_revision);
             (t.name(), BTreeMap::from([("dbperf".to_string(), v)]))
         })
         .collect();
@@ -165,6 +160,29 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
         out.push(format!(
             "Different dbperf builds measured these results (docs/metrics.md may have changed between them): {}.",
             listed(d, 2)
+        ));
+    }
+    let profiled = |t: &TargetResult| t.steps.iter().any(|s| s.profiled);
+    if all.iter().any(profiled) && !all.iter().all(profiled) {
+        let (with, without): (Vec<&TargetResult>, Vec<&TargetResult>) =
+            all.iter().partition(|t| profiled(t));
+        let names =
+            |v: Vec<&TargetResult>| listed(v.iter().map(|t| t.name().to_string()).collect(), 6);
+        out.push(format!(
+            "Some targets were profiled (--profile) and others not, and sampling changes throughput by a few percent either way (docs/profiles.md, Overhead): profiled {}; not profiled {}.",
+            names(with),
+            names(without)
+        ));
+    }
+    let repeated: Vec<String> = all
+        .iter()
+        .filter(|t| !t.repeats.is_empty())
+        .map(|t| format!("{} ({} rounds)", t.name(), t.repeats.len()))
+        .collect();
+    if !repeated.is_empty() {
+        out.push(format!(
+            "Repeated targets are shown as the median of their rounds, each round in the Repeats section: {}.",
+            listed(repeated, 6)
         ));
     }
     for t in all {
@@ -218,8 +236,39 @@ fn host_more(h: &Value) -> String {
         .join("\n")
 }
 
+// ---- build provenance (dbperf fetch) ----
+
+/// "zonky (npm ...) 13.23": who built it, so builds of different families stand apart; open it
+/// for the whole build.json (source, sha256, loader).
+fn build_cell(b: Option<&Value>) -> Cell {
+    let Some(b) = b else {
+        return Cell::text("—");
+    };
+    let s = |k: &str| b.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+    let mut text = format!("{} {}", s("family"), s("version"));
+    if b.get("loader").is_some_and(|l| !l.is_null()) {
+        text.push_str(" (own loader and libc)");
+    }
+    let mut c = Cell::text(text);
+    c.more = serde_json::to_string_pretty(b).ok();
+    c
+}
+
+fn build_column() -> Column {
+    Column::new(
+        "build",
+        "build",
+        "",
+        "where the build came from (dbperf fetch); open it for its build.json",
+        Better::Neither,
+    )
+}
+
+// ---- end of build provenance ----
+
 pub fn section(all: &[TargetResult]) -> Section {
-    let cols = vec![
+    let builds = all.iter().any(|r| r.run.target.build.is_some());
+    let mut cols = vec![
         Column::new("suite", "suite", "", "benchmark suite", Better::Neither),
         Column::new("engine", "engine", "", "DBMS engine", Better::Neither),
         Column::new(
@@ -274,6 +323,9 @@ pub fn section(all: &[TargetResult]) -> Section {
         ),
         Column::new("dir", "result", "", "result directory", Better::Neither),
     ];
+    if builds {
+        cols.insert(3, build_column());
+    }
     let mut t = Table {
         id: "targets".into(),
         title: "Targets".into(),
@@ -338,12 +390,7 @@ pub fn section(all: &[TargetResult]) -> Section {
                 config,
                 params,
                 Cell::text(status),
-                Cell::text(
-                    run.tool
-                        .as_ref()
-                        .map(|x| format!("{} ({})", x.version, x.git_revision))
-                        .unwrap_or_else(|| "unknown".into()),
-                ),
+                Cell::text(format!("{} ({})", run.tool.version, run.tool.git_revision)),
                 Cell::text(
                     run.started_at
                         .get(..19)
@@ -356,6 +403,11 @@ pub fn section(all: &[TargetResult]) -> Section {
             ],
             note: None,
         });
+        if builds {
+            if let Some(row) = t.rows.last_mut() {
+                row.cells.insert(3, build_cell(run.target.build.as_ref()));
+            }
+        }
     }
     let mut sec = Section::new("details", "Host and target details");
     sec.blocks.push(Block::Table(t));
@@ -367,17 +419,69 @@ mod tests {
     use super::*;
 
     fn target(name: &str, host: Value, params: Value) -> TargetResult {
-        let run: super::super::input::RunView = serde_json::from_value(serde_json::json!({
-            "schema": 1, "target": {"name": name}, "host": host, "parameters": params,
-            "tool": {"version": "0.1.0", "git_revision": "abc"}, "status": "ok"
-        }))
-        .unwrap();
+        let mut run = crate::report::input::fixtures::run_file(name);
+        run.host = host;
+        run.parameters = params;
+        run.tool.version = "0.1.0".into();
+        run.tool.git_revision = "abc".into();
         TargetResult {
             dir: name.into(),
             run,
             steps: Vec::new(),
             warnings: Vec::new(),
+            repeats: Vec::new(),
         }
+    }
+
+    #[test]
+    fn builds_show_their_family() {
+        let mut a = target("a", serde_json::json!({}), serde_json::json!({}));
+        a.run.target.build = Some(
+            serde_json::json!({"family": "debian bullseye", "version": "13.23",
+            "loader": null, "sha256": "ab"}),
+        );
+        let b = target("b", serde_json::json!({}), serde_json::json!({}));
+        let sec = section(&[a, b]);
+        let Block::Table(t) = &sec.blocks[0] else {
+            panic!("a table")
+        };
+        assert_eq!(t.columns[3].key, "build");
+        assert_eq!(t.rows[0].cells[3].text, "debian bullseye 13.23");
+        assert!(t.rows[0].cells[3]
+            .more
+            .as_ref()
+            .unwrap()
+            .contains("\"sha256\": \"ab\""));
+        assert_eq!(t.rows[1].cells[3].text, "—");
+        let plain = section(&[target("c", serde_json::json!({}), serde_json::json!({}))]);
+        let Block::Table(t) = &plain.blocks[0] else {
+            panic!("a table")
+        };
+        assert!(t.columns.iter().all(|c| c.key != "build"));
+    }
+
+    #[test]
+    fn profiled_and_unprofiled_targets_side_by_side_are_said() {
+        let with_steps = |name: &str, profiled: bool| {
+            let mut t = target(name, serde_json::json!({}), serde_json::json!({}));
+            let mut f: crate::results::StepFile =
+                serde_json::from_value(crate::report::input::fixtures::step_json(1.0)).unwrap();
+            if profiled {
+                f.profile = Some(crate::results::profile::StepProfile {
+                    processes: "server".into(),
+                    command: "perf record -a".into(),
+                    ..Default::default()
+                });
+            }
+            t.steps
+                .push(crate::report::input::step_view(std::path::Path::new("."), f).0);
+            t
+        };
+        let w = warnings(&[with_steps("a", true), with_steps("b", false)]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("profiled a; not profiled b"), "{}", w[0]);
+        assert!(warnings(&[with_steps("a", true), with_steps("b", true)]).is_empty());
+        assert!(warnings(&[with_steps("a", false), with_steps("b", false)]).is_empty());
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use super::model::{Better, Block, Cell, Doc, Kind, Mark, Section, Table, Value};
 
-const CSS: &str = include_str!("page.css");
+/// The report's stylesheet, shared by the history report so both pages look alike.
+pub const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
 pub fn esc(s: &str) -> String {
@@ -280,6 +281,14 @@ fn table(o: &mut String, doc: &Doc, t: &Table) {
                         _ => 0,
                     };
                     let _ = write!(o, r#" data-v="{v}" data-d="{d}""#);
+                    // The verdict against the report's base (interval and threshold): restored
+                    // when that base is chosen again, as the page alone cannot recompute it.
+                    let m = match c.mark {
+                        Mark::Worse => "worse",
+                        Mark::Better => "better",
+                        _ => "",
+                    };
+                    let _ = write!(o, r#" data-m="{m}""#);
                 }
                 match c.value {
                     Value::Num(v) => {

@@ -3,11 +3,12 @@
 //! per step the metrics table absolute and relative, per-second charts, response-time buckets,
 //! latency percentiles and the variance of each rate.
 
-use super::chart::{self, Agg, Line, LineChart};
+use super::chart::{self, Agg, Line, LineChart, XAxis};
 use super::common::{
-    metric_columns, metric_value, not_measured, rel_legend, relative_rows, sanitize, state, State,
-    HW_METRICS,
+    metric_columns, metric_value, not_measured, rel_legend, relative_rows, rough_cpu, round_values,
+    sanitize, state, State, HW_METRICS,
 };
+use super::confidence;
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_int, fmt_ms, fmt_rate, fmt_sig, pct_text, quartiles, rel_cell, shade};
@@ -127,7 +128,7 @@ fn describe_run(ctx: &Ctx) -> String {
 }
 
 fn headline(s: &StepView) -> Option<f64> {
-    s.headline.as_ref().map(|h| h.value)
+    Some(s.headline.value)
 }
 
 fn summary(ctx: &Ctx, steps: &[String]) -> Section {
@@ -168,7 +169,7 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
                     let sla_ok = v.sla.as_ref().and_then(|x| x.met) != Some(false);
                     let mut c = match h {
                         Some(h) => Cell::num(h, fmt_rate(h)),
-                        None => Cell::gap("no headline in the step file"),
+                        None => Cell::gap("no headline"),
                     };
                     if !sla_ok {
                         c = c.note(sla_note(v));
@@ -219,6 +220,8 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
             .iter()
             .position(|i| *i == ctx.suite_base())
             .unwrap_or(0);
+        let mut tally = confidence::Tally::default();
+        let base_t = &ctx.all[ctx.suite_base()];
         for (r, &i) in ctx.idx.iter().enumerate() {
             let t = &ctx.all[i];
             let cells = steps
@@ -226,7 +229,24 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
                 .enumerate()
                 .map(|(c, s)| match state(t, s) {
                     State::Ok(_) => {
-                        rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds)
+                        let mut cell =
+                            rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
+                        if r != bi {
+                            let iv = match cell.value {
+                                super::model::Value::Num(x) => {
+                                    confidence::ratio_interval(t, base_t, s, x)
+                                }
+                                _ => None,
+                            };
+                            tally.add(confidence::judge(
+                                &mut cell,
+                                iv,
+                                Better::Higher,
+                                ctx.thresholds,
+                                confidence::Subject::Speed,
+                            ));
+                        }
+                        cell
                     }
                     State::No(cell) => cell,
                 })
@@ -241,6 +261,9 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
         rel.legend = Some(rel_legend(ctx));
         rel.base = Some(ctx.base_name().into());
         sec.blocks.push(Block::Table(rel));
+        if let Some(t) = tally.sentence() {
+            sec.blocks.push(Block::Text(t));
+        }
     }
 
     // Background insert rates.
@@ -363,9 +386,9 @@ fn describe_step(ctx: &Ctx, step: &str) -> String {
         .find(|s| s.ok())
         .or_else(|| ctx.idx.iter().find_map(|i| ctx.all[*i].step(step)));
     let p = sv.map(|s| &s.parameters);
-    let get = |k: &str| p.and_then(|p| p.get(k)).and_then(|v| v.as_u64());
-    let deletes = p.and_then(|p| p.get("deletes")).and_then(|v| v.as_bool()) == Some(true);
-    let rpc = get("rows_per_commit")
+    let deletes = p.is_some_and(|p| p.deletes);
+    let rpc = p
+        .map(|p| p.rows_per_commit)
         .map(|r| format!("{r} rows per statement"))
         .unwrap_or_else(|| "batches".into());
     match step {
@@ -378,7 +401,7 @@ fn describe_step(ctx: &Ctx, step: &str) -> String {
         s if is_qrqp(s) => format!(
             "{} queries, back to back, one thread per client, while background inserters add {} rows/s per client{}. Headline: queries/s; the background inserts must reach 95% of their target (SLA).",
             if s.starts_with("qr") { "Range" } else { "Point" },
-            get("rate_per_client").map(|r| r.to_string()).unwrap_or_else(|| s[2..].to_string()),
+            p.and_then(|p| p.rate_per_client).map(|r| r.to_string()).unwrap_or_else(|| s[2..].to_string()),
             if deletes { " and deleters remove as many" } else { "" }
         ),
         _ => "A step this report has no description for.".into(),
@@ -409,8 +432,11 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
         .collect();
     let (abs, rel) = metrics_tables(ctx, step, &oks);
     sec.blocks.push(Block::Table(abs));
-    if let Some(r) = rel {
+    if let Some((r, tally)) = rel {
         sec.blocks.push(Block::Table(r));
+        if let Some(t) = tally.sentence() {
+            sec.blocks.push(Block::Text(t));
+        }
     }
     if !oks.iter().any(|s| s.metrics.values().any(|v| v.is_some())) {
         sec.blocks.push(Block::Text(
@@ -427,6 +453,12 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
         .collect();
     if let Some(t) = not_measured(ctx, &with_idx) {
         sec.blocks.push(Block::Text(t));
+    }
+    if let Some(t) = rough_cpu(ctx, &with_idx) {
+        sec.blocks.push(Block::Text(t));
+    }
+    if let Some(t) = super::devices::table(ctx, "ibench", step, false) {
+        sec.blocks.push(Block::Table(t));
     }
     if step != "l.x" {
         let charts = charts(ctx, step);
@@ -452,8 +484,15 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
         }
     }
     for op in &ops {
-        sec.blocks
-            .push(Block::Table(percentiles_table(ctx, step, op)));
+        let pt = percentiles_table(ctx, step, op);
+        let id = pt.id.clone();
+        sec.blocks.push(Block::Table(pt));
+        if ctx.relative {
+            let (t, tally) = super::latency::table(ctx, &id, "ibench", step, op);
+            sec.blocks.push(Block::Table(t));
+            sec.blocks
+                .push(Block::Text(super::latency::sentence(&tally)));
+        }
     }
     sec
 }
@@ -478,7 +517,11 @@ fn op_kinds(steps: &[&StepView]) -> Vec<String> {
 
 type Getter = Box<dyn Fn(&StepView) -> Option<f64>>;
 
-fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Table>) {
+fn metrics_tables(
+    ctx: &Ctx,
+    step: &str,
+    oks: &[&StepView],
+) -> (Table, Option<(Table, confidence::Tally)>) {
     let q = is_qrqp(step);
     let mut cols: Vec<(Column, Getter)> = Vec::new();
     if step == "l.x" {
@@ -528,7 +571,7 @@ fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Ta
             &format!("largest {op} latency (the original's maxop, in ms)"),
             Better::Lower,
         ),
-        Box::new(move |s: &StepView| s.ops.get(op).and_then(|o| o.max_ms)),
+        Box::new(move |s: &StepView| s.ops.get(op).map(|o| o.max_ms)),
     ));
     if step != "l.x" {
         let r = if q { "qps" } else { "ips" };
@@ -564,8 +607,10 @@ fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Ta
         columns.clone(),
     );
     let mut values: Vec<Option<Vec<Option<f64>>>> = Vec::new();
+    let mut rounds: Vec<Vec<Vec<f64>>> = Vec::new();
     for &i in &ctx.idx {
         let t = &ctx.all[i];
+        rounds.push(round_values(t, step, cols.len(), &|s, c| (cols[c].1)(s)));
         match state(t, step) {
             State::Ok(s) => {
                 let v: Vec<Option<f64>> = cols.iter().map(|(_, g)| g(s)).collect();
@@ -613,10 +658,11 @@ fn metrics_tables(ctx: &Ctx, step: &str, oks: &[&StepView]) -> (Table, Option<Ta
             .iter()
             .position(|i| *i == ctx.suite_base())
             .unwrap_or(0);
-        rel.rows = relative_rows(&abs, &values, bi, &columns, ctx);
+        let (rows, tally) = relative_rows(&abs, &values, &rounds, bi, &columns, ctx);
+        rel.rows = rows;
         rel.legend = Some(rel_legend(ctx));
         rel.base = Some(ctx.base_name().into());
-        rel
+        (rel, tally)
     });
     (abs, rel)
 }
@@ -686,8 +732,8 @@ fn buckets_table(ctx: &Ctx, step: &str, op: &str) -> Table {
         let tr = &ctx.all[i];
         let (cells, note, max) = match state(tr, step) {
             State::Ok(s) => match s.ops.get(op) {
-                Some(o) if o.count > 0 && o.ibench_buckets.is_some() => {
-                    let b = o.ibench_buckets.as_ref().unwrap().counts();
+                Some(o) if o.count > 0 => {
+                    let b = o.ibench_buckets.counts();
                     let mut cells: Vec<Cell> = b
                         .iter()
                         .map(|n| {
@@ -696,11 +742,8 @@ fn buckets_table(ctx: &Ctx, step: &str, op: &str) -> Table {
                         })
                         .collect();
                     let m = o.max_ms;
-                    cells.push(match m {
-                        Some(m) => Cell::num(m, fmt_ms(m)),
-                        None => Cell::gap("no max in the result"),
-                    });
-                    (cells, None, m)
+                    cells.push(Cell::num(m, fmt_ms(m)));
+                    (cells, None, Some(m))
                 }
                 Some(_) => {
                     let c = Cell::gap(format!("no {} completed", op_title(op)));
@@ -790,21 +833,20 @@ fn percentiles_table(ctx: &Ctx, step: &str, op: &str) -> Table {
         let (cells, note) = match state(tr, step) {
             State::Ok(s) => match s.ops.get(op) {
                 Some(o) => {
-                    let l = o.latency_us.as_ref();
-                    let ms = |f: fn(&super::input::LatencyView) -> f64| -> Cell {
-                        match l {
-                            Some(l) if o.count > 0 => {
-                                let v = f(l) / 1000.0;
-                                Cell::num(v, fmt_ms(v))
-                            }
-                            _ => Cell::gap("no latency recorded"),
+                    let l = &o.latency_us;
+                    let ms = |f: fn(&crate::results::Percentiles) -> f64| -> Cell {
+                        if o.count > 0 {
+                            let v = f(l) / 1000.0;
+                            Cell::num(v, fmt_ms(v))
+                        } else {
+                            Cell::gap("no latency recorded")
                         }
                     };
-                    let svc = match &o.service_us {
-                        Some(sv) if o.count > 0 => {
-                            Cell::num(sv.p99 / 1000.0, fmt_ms(sv.p99 / 1000.0))
-                        }
-                        _ => Cell::gap("no service time recorded"),
+                    let svc = if o.count > 0 {
+                        let p99 = o.service_us.p99 / 1000.0;
+                        Cell::num(p99, fmt_ms(p99))
+                    } else {
+                        Cell::gap("no service time recorded")
                     };
                     (
                         vec![
@@ -898,10 +940,12 @@ fn charts(ctx: &Ctx, step: &str) -> Vec<Chart> {
             title: title.clone(),
             svg: chart::line_svg(&LineChart {
                 title,
+                x_axis: XAxis::Seconds,
                 y_label: unit.into(),
                 log_y: false,
                 lines: rate_lines,
                 reference,
+                markers: Vec::new(),
                 targets: ctx.labels,
             }),
             base_dependent: false,
@@ -911,10 +955,12 @@ fn charts(ctx: &Ctx, step: &str) -> Vec<Chart> {
             title: title.clone(),
             svg: chart::line_svg(&LineChart {
                 title,
+                x_axis: XAxis::Seconds,
                 y_label: "ms (log scale)".into(),
                 log_y: true,
                 lines: max_lines,
                 reference: None,
+                markers: Vec::new(),
                 targets: ctx.labels,
             }),
             base_dependent: false,

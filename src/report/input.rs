@@ -1,26 +1,31 @@
-//! Reading result directories for a report. Strict about what would make a comparison wrong (not
-//! a result, a schema from the future, two results with one name), tolerant of everything else:
-//! fields this dbperf does not know are ignored or shown as they come (hardware metrics, other
-//! suites), and a step file that cannot be read becomes a gap with a warning, not an abort.
+//! Reading result directories for a report, through the results room's one reader
+//! (`results::read_run`, `results::read_step_file`, the journal): the same gate and the same
+//! structs as every other reader. Strict about what would make a comparison wrong (not a result,
+//! a schema from the future, two results with one name); a step file that cannot be read becomes
+//! a gap with a warning, not an abort.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::Value;
 
+use super::hosts;
 use crate::error::BadInput;
-use crate::results::SCHEMA;
+use crate::results::campaign::{read_journal, CellState, JOURNAL};
+use crate::results::{self, Headline, OpStats, RunFile, Sla, Status, StepFile, StepParameters};
 
 /// One target's result: `run.json` plus its step files, in the order they were planned.
 #[derive(Debug, Clone)]
 pub struct TargetResult {
     pub dir: PathBuf,
-    pub run: RunView,
+    pub run: RunFile,
     pub steps: Vec<StepView>,
     /// Problems met while reading (unreadable step file, missing series): said in the report.
     pub warnings: Vec<String>,
+    /// A campaign's repeats of this target, by round, when there was more than one: this
+    /// result's steps are then their medians (`repeats::merge`). Empty otherwise.
+    pub repeats: Vec<TargetResult>,
 }
 
 impl TargetResult {
@@ -36,197 +41,48 @@ impl TargetResult {
     pub fn planned(&self, name: &str) -> bool {
         self.run.steps_planned.iter().any(|s| s == name)
     }
+
+    /// The campaign round this result is (1-based); None outside a campaign.
+    pub fn round(&self) -> Option<u32> {
+        self.run.campaign.as_ref().map(|c| c.round)
+    }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunView {
-    pub schema: u64,
-    #[serde(default)]
-    pub tool: Option<ToolView>,
-    pub target: TargetView,
-    #[serde(default = "ibench")]
-    pub suite: String,
-    #[serde(default)]
-    pub preset: String,
-    #[serde(default)]
-    pub parameters: Value,
-    #[serde(default)]
-    pub steps_planned: Vec<String>,
-    #[serde(default)]
-    pub host: Value,
-    #[serde(default)]
-    pub started_at: String,
-    #[serde(default)]
-    pub ended_at: Option<String>,
-    #[serde(default)]
-    pub status: String,
-    #[serde(default)]
-    pub failed_step: Option<String>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub client_peak_rss_kb: Option<u64>,
-    #[serde(default)]
-    pub warnings: Vec<String>,
-}
-
-fn ibench() -> String {
-    "ibench".into()
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct ToolView {
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub git_revision: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct TargetView {
-    pub name: String,
-    #[serde(default)]
-    pub engine: String,
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub config_name: String,
-    #[serde(default)]
-    pub config_text: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Headline {
-    #[serde(default)]
-    pub metric: String,
-    pub value: f64,
-    #[serde(default)]
-    pub unit: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct LatencyView {
-    #[serde(default)]
-    pub mean: f64,
-    #[serde(default)]
-    pub p50: f64,
-    #[serde(default)]
-    pub p90: f64,
-    #[serde(default)]
-    pub p99: f64,
-    #[serde(default)]
-    pub p99_9: f64,
-    #[serde(default)]
-    pub p99_99: f64,
-    #[serde(default)]
-    pub max: f64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct OpView {
-    #[serde(default)]
-    pub count: u64,
-    #[serde(default)]
-    pub rows: u64,
-    #[serde(default)]
-    pub errors: u64,
-    #[serde(default)]
-    pub ops_per_s: f64,
-    #[serde(default)]
-    pub rows_per_s: f64,
-    #[serde(default)]
-    pub latency_us: Option<LatencyView>,
-    #[serde(default)]
-    pub service_us: Option<LatencyView>,
-    #[serde(default)]
-    pub ibench_buckets: Option<crate::results::IbenchBuckets>,
-    #[serde(default)]
-    pub max_ms: Option<f64>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct SlaView {
-    pub target_rows_per_s: f64,
-    pub achieved_rows_per_s: f64,
-    #[serde(default)]
-    pub ratio: f64,
-    #[serde(default = "required_ratio")]
-    pub required_ratio: f64,
-    #[serde(default)]
-    pub met: Option<bool>,
-}
-
-fn required_ratio() -> f64 {
-    0.95
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct StepFileView {
-    step: String,
-    #[serde(default)]
-    status: String,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    warnings: Vec<String>,
-    #[serde(default)]
-    duration_s: f64,
-    #[serde(default)]
-    headline: Option<Headline>,
-    #[serde(default)]
-    parameters: Value,
-    #[serde(default)]
-    ops: BTreeMap<String, OpView>,
-    #[serde(default)]
-    interval_rate_percentiles: BTreeMap<String, Option<f64>>,
-    #[serde(default)]
-    sla: Option<SlaView>,
-    #[serde(default)]
-    metrics: Value,
-    #[serde(default)]
-    hardware: Value,
-    #[serde(default)]
-    group: Option<String>,
-    #[serde(default)]
-    qps: Option<f64>,
-    #[serde(default)]
-    series_file: Option<String>,
-    /// sysbench steps as dbperf writes them: `group`, `reported`, ... (docs/sysbench.md).
-    #[serde(default)]
-    sysbench: Value,
-}
-
-/// One step as a report needs it.
+/// One step as a report needs it: the step file's numbers, with what the report derives from
+/// them (metric columns, the sysbench group, the series).
 #[derive(Debug, Clone)]
 pub struct StepView {
     pub name: String,
-    /// ok | failed | interrupted
-    pub status: String,
+    pub status: Status,
     pub error: Option<String>,
     pub warnings: Vec<String>,
     pub duration_s: f64,
-    pub headline: Option<Headline>,
-    pub parameters: Value,
-    pub ops: BTreeMap<String, OpView>,
+    pub headline: Headline,
+    pub parameters: StepParameters,
+    pub ops: BTreeMap<String, OpStats>,
     pub rate_percentiles: BTreeMap<String, Option<f64>>,
-    pub sla: Option<SlaView>,
+    pub sla: Option<Sla>,
     /// Hardware cost per operation and the like: the step's `hardware` object mapped to metric
     /// keys, and the top-level numbers of a `metrics` object; None = not measured.
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Why hardware figures are missing (`hardware.missing`), e.g. no server CPU for SQLite.
     pub not_measured: Vec<String>,
+    /// CPU figures resting on fewer than 100 clock ticks (`host`, `server`): rough.
+    pub rough_cpu: Vec<&'static str>,
+    /// IO of each device holding the target's data or logs (`hardware.per_device`).
+    pub devices: Vec<crate::results::hardware::DeviceIo>,
     /// sysbench: the summary group the result names (docs/report.md).
     pub group: Option<String>,
-    /// sysbench: a `qps` field, used when there is no headline.
-    pub qps: Option<f64>,
     /// sysbench: false for the original's unreported warm-up runs (`.warm`, `.warmpre`).
     pub reported: bool,
+    /// Taken with `--profile`: perf sampling changes throughput by a few percent.
+    pub profiled: bool,
     pub series: Option<Series>,
 }
 
 impl StepView {
     pub fn ok(&self) -> bool {
-        self.status == "ok"
+        self.status == Status::Ok
     }
 }
 
@@ -252,6 +108,9 @@ pub struct KindSeries {
     pub rate: Vec<f64>,
     /// Largest latency in the second, ms; NaN when none completed.
     pub max_ms: Vec<f64>,
+    /// The second's 99th percentile latency, ms (`<kind>_p99_us`); NaN when none completed or
+    /// the file has no such column.
+    pub p99_ms: Vec<f64>,
 }
 
 impl Series {
@@ -260,12 +119,44 @@ impl Series {
     }
 }
 
-/// Reads every input, each a target's result directory (`R/<target>`, holding run.json) or a run
-/// directory (`R`, every target in it, in the order they ran). Row order is the order given.
+/// How results are read together.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// Report results from hosts whose hardware differs, each row labelled with its host.
+    pub allow_mixed_hosts: bool,
+}
+
+/// Reads every input with the default options.
 pub fn load(inputs: &[PathBuf]) -> anyhow::Result<Vec<TargetResult>> {
+    load_with(inputs, LoadOptions::default())
+}
+
+/// Reads every input, each a target's result directory (`R/<target>`, holding run.json) or a run
+/// directory (`R`: the cells of its campaign.json in plan order, or else every target in it in
+/// the order they ran). Row order is the order given; a campaign's repeats of a target are one
+/// row (their medians).
+pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<TargetResult>> {
     let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut planned: Vec<Option<usize>> = Vec::new();
     for p in inputs {
-        dirs.extend(target_dirs(p)?);
+        if p.join(JOURNAL).is_file() && !p.join("run.json").is_file() {
+            for (d, order) in journal_dirs(p)? {
+                dirs.push(d);
+                planned.push(Some(order));
+            }
+        } else {
+            for d in target_dirs(p)? {
+                dirs.push(d);
+                planned.push(None);
+            }
+        }
+    }
+    // Shards of one campaign given together: their cells in the campaign's plan order, so the
+    // rows are those of the unsharded campaign.
+    if inputs.len() > 1 && planned.iter().all(|o| o.is_some()) {
+        let mut both: Vec<(Option<usize>, PathBuf)> = planned.into_iter().zip(dirs).collect();
+        both.sort_by_key(|(o, _)| *o);
+        dirs = both.into_iter().map(|(_, d)| d).collect();
     }
     let mut results: Vec<Option<anyhow::Result<TargetResult>>> = Vec::new();
     results.resize_with(dirs.len(), || None);
@@ -284,21 +175,44 @@ pub fn load(inputs: &[PathBuf]) -> anyhow::Result<Vec<TargetResult>> {
             });
         }
     });
-    let mut out: Vec<TargetResult> = Vec::new();
+    let mut read: Vec<TargetResult> = Vec::new();
     for r in results {
-        let t = r.expect("every target was read")?;
-        if let Some(prev) = out.iter().find(|x| x.name() == t.name()) {
-            return Err(BadInput(format!(
-                "two results have the same target name {} ({} and {}); a report needs distinct names",
-                t.name(),
-                prev.dir.display(),
-                t.dir.display()
-            ))
-            .into());
-        }
-        out.push(t);
+        read.push(r.expect("every target was read")?);
     }
-    Ok(out)
+    hosts::check(&mut read, opts.allow_mixed_hosts)?;
+    // Repeats of one target (a campaign's rounds) become one row; anything else with one name
+    // twice would make two rows no reader could tell apart.
+    let mut groups: Vec<Vec<TargetResult>> = Vec::new();
+    for t in read {
+        let same = groups
+            .iter_mut()
+            .find(|g| g[0].name() == t.name() && g[0].run.suite == t.run.suite);
+        match same {
+            Some(g) if t.round().is_some() && g.iter().all(|x| x.round() != t.round()) => {
+                g.push(t)
+            }
+            Some(g) => {
+                return Err(BadInput(format!(
+                    "two results have the same target name {} ({} and {}); a report needs distinct names",
+                    t.name(),
+                    g[0].dir.display(),
+                    t.dir.display()
+                ))
+                .into())
+            }
+            None => groups.push(vec![t]),
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|g| {
+            if g.len() == 1 {
+                g.into_iter().next().expect("one")
+            } else {
+                super::repeats::merge(g)
+            }
+        })
+        .collect())
 }
 
 /// The target directories an input stands for.
@@ -314,16 +228,20 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
         for e in entries.flatten() {
             let d = e.path();
             if d.join("run.json").is_file() {
-                // Ordered by when each target started, which is the order `dbperf run` was given.
-                let started = read_json(&d.join("run.json"))
-                    .ok()
-                    .and_then(|v| {
-                        v.get("started_at")
-                            .and_then(|s| s.as_str())
-                            .map(String::from)
-                    })
-                    .unwrap_or_default();
-                found.push((started, d));
+                found.push((started_at(&d), d));
+            } else if d.is_dir() {
+                // A campaign's repeats, `<target>/r<k>`, when its journal is gone.
+                for r in fs::read_dir(&d).into_iter().flatten().flatten() {
+                    let rd = r.path();
+                    let is_round = r
+                        .file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_prefix('r'))
+                        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+                    if is_round && rd.join("run.json").is_file() {
+                        found.push((started_at(&rd), rd));
+                    }
+                }
             }
         }
     }
@@ -338,44 +256,44 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(found.into_iter().map(|(_, d)| d).collect())
 }
 
-fn read_json(path: &Path) -> anyhow::Result<Value> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())).into())
+/// When a target started, which orders the targets of a run directory as `dbperf run` was given
+/// them. A run.json that does not read sorts first; reading it for the report says why.
+fn started_at(d: &Path) -> String {
+    results::read_run(d)
+        .map(|r| r.started_at)
+        .unwrap_or_default()
 }
 
-/// Refuses files from a newer dbperf and files that are not results at all.
-fn check_schema(path: &Path, v: &Value) -> anyhow::Result<()> {
-    match v.get("schema").and_then(|s| s.as_u64()) {
-        Some(s) if s <= SCHEMA as u64 => Ok(()),
-        Some(s) => Err(BadInput(format!(
-            "{} has result schema {s}, newer than this dbperf understands ({SCHEMA}); upgrade dbperf to report it",
-            path.display()
+/// A run directory with a journal: its cells in plan order, those that left a result. Cells of
+/// other shards, failed attempts kept aside (`.attempts`) and cells never started are not part
+/// of it.
+fn journal_dirs(p: &Path) -> anyhow::Result<Vec<(PathBuf, usize)>> {
+    let j = read_journal(p)
+        .map_err(|e| BadInput(format!("cannot read {}: {e:#}", p.join(JOURNAL).display())))?;
+    let dirs: Vec<(PathBuf, usize)> = j
+        .cells
+        .iter()
+        .filter(|c| !matches!(c.state, CellState::Elsewhere | CellState::Planned))
+        .map(|c| (p.join(&c.id), c.order))
+        .filter(|(d, _)| d.join("run.json").is_file())
+        .collect();
+    if dirs.is_empty() {
+        return Err(BadInput(format!(
+            "{} has no finished cell yet (its campaign.json lists {} cells, none with a result)",
+            p.display(),
+            j.cells.len()
         ))
-        .into()),
-        None => Err(BadInput(format!(
-            "{} is not a dbperf result (it has no schema field)",
-            path.display()
-        ))
-        .into()),
+        .into());
     }
+    Ok(dirs)
 }
 
 fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
-    let path = dir.join("run.json");
-    let v = read_json(&path)?;
-    check_schema(&path, &v)?;
-    let run: RunView = serde_json::from_value(v).map_err(|e| {
-        BadInput(format!(
-            "{} does not match the result schema: {e}",
-            path.display()
-        ))
-    })?;
+    let run = results::read_run(dir)?;
     if run.suite != "ibench" && run.suite != "sysbench" {
         return Err(BadInput(format!(
             "{} is a result of suite {:?}, which this dbperf cannot report; upgrade dbperf",
-            path.display(),
+            dir.join("run.json").display(),
             run.suite
         ))
         .into());
@@ -400,14 +318,13 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
         if !p.is_file() {
             continue;
         }
-        match load_step(dir, &p) {
-            Ok((s, w)) => {
+        match results::read_step_file(&p) {
+            Ok(f) => {
+                let (s, w) = step_view(dir, f);
                 warnings.extend(w);
                 steps.push(s);
             }
-            Err(e) if crate::error::is_bad_input(&e) && e.to_string().contains("newer than") => {
-                return Err(e)
-            }
+            Err(e) if results::is_from_the_future(&e) => return Err(e),
             Err(e) => warnings.push(format!("{}: step {name} left out: {e}", run.target.name)),
         }
     }
@@ -416,14 +333,12 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
         run,
         steps,
         warnings,
+        repeats: Vec::new(),
     })
 }
 
-fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)> {
-    let v = read_json(path)?;
-    check_schema(path, &v)?;
-    let f: StepFileView = serde_json::from_value(v)
-        .map_err(|e| anyhow::anyhow!("{} does not match the result schema: {e}", path.display()))?;
+/// What the report takes from a step file, and the per-second series it names.
+pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
     let mut warnings = Vec::new();
     let series = match &f.series_file {
         Some(name) => {
@@ -442,39 +357,49 @@ fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)>
         }
         None => None,
     };
-    let mut metrics = hardware_metrics(&f.hardware);
+    let hw = f
+        .hardware
+        .as_ref()
+        .and_then(|h| serde_json::to_value(h).ok())
+        .unwrap_or(Value::Null);
+    let mut metrics = hardware_metrics(&hw);
     let not_measured = f
         .hardware
-        .get("missing")
-        .and_then(|m| m.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(String::from))
-                .collect()
-        })
+        .as_ref()
+        .map(|h| h.missing.clone())
         .unwrap_or_default();
-    if let Value::Object(m) = &f.metrics {
-        for (k, x) in m {
-            match x {
-                Value::Number(n) => {
-                    metrics.insert(k.clone(), n.as_f64());
-                }
-                Value::Null => {
-                    metrics.insert(k.clone(), None);
-                }
-                // Nested objects (counter groups and the like) are not table columns.
-                _ => {}
-            }
+    // /proc counts CPU in 10 ms ticks: under 100 of them one tick moves a figure by 1% or more.
+    let few = |t: Option<u64>| t.is_some_and(|t| t < 100);
+    let mut rough_cpu = Vec::new();
+    if let Some(h) = &f.hardware {
+        if few(h.host.as_ref().and_then(|x| x.busy_ticks)) {
+            rough_cpu.push("host");
+        }
+        if few(h.server.as_ref().and_then(|x| x.ticks)) {
+            rough_cpu.push("server");
         }
     }
-    Ok((
+    for (k, x) in f.metrics.iter().flatten() {
+        match x {
+            Value::Number(n) => {
+                metrics.insert(k.clone(), n.as_f64());
+            }
+            Value::Null => {
+                metrics.insert(k.clone(), None);
+            }
+            // Nested objects (counter groups and the like) are not table columns.
+            _ => {}
+        }
+    }
+    (
         StepView {
+            // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
+            // (results written some other way) is read too.
+            group: f.sysbench.as_ref().map(|s| s.group.clone()).or(f.group),
+            reported: f.sysbench.as_ref().map_or(true, |s| s.reported),
+            profiled: f.profile.is_some(),
             name: f.step,
-            status: if f.status.is_empty() {
-                "ok".into()
-            } else {
-                f.status
-            },
+            status: f.status,
             error: f.error,
             warnings: f.warnings,
             duration_s: f.duration_s,
@@ -485,24 +410,16 @@ fn load_step(dir: &Path, path: &Path) -> anyhow::Result<(StepView, Vec<String>)>
             sla: f.sla,
             metrics,
             not_measured,
-            // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
-            // is read too.
-            group: f
-                .sysbench
-                .get("group")
-                .and_then(|g| g.as_str())
-                .map(String::from)
-                .or(f.group),
-            qps: f.qps,
-            reported: f
-                .sysbench
-                .get("reported")
-                .and_then(|r| r.as_bool())
-                .unwrap_or(true),
+            rough_cpu,
+            devices: f
+                .hardware
+                .as_ref()
+                .map(|h| h.per_device.clone())
+                .unwrap_or_default(),
             series,
         },
         warnings,
-    ))
+    )
 }
 
 /// The step file's `hardware` object (docs/metrics.md, "Hardware cost per step") as the metric
@@ -526,6 +443,10 @@ fn hardware_metrics(hw: &Value) -> BTreeMap<String, Option<f64>> {
         ("ibench_row", "dbgb1", "dbgb1"),
         ("ibench_row", "dbgb2", "dbgb2"),
         ("ibench_row", "rss", "rss_gb"),
+        ("io", "util_pct", "util_pct"),
+        ("io", "aqu_sz", "aqu_sz"),
+        ("io", "r_await_ms", "r_await_ms"),
+        ("io", "w_await_ms", "w_await_ms"),
         ("per_op", "client_cpu_us", "client_cpu_us_per_op"),
         ("per_op", "server_cpu_us", "server_cpu_us_per_op"),
         ("sysbench_row", "cpu_o", "cpu_per_op"),
@@ -559,7 +480,7 @@ pub fn parse_series(text: &str) -> Series {
     let interval = col("interval_s");
     let target = col("target_rows_per_s");
     // Kinds in header order; rows/s for the row-moving kinds, operations/s for the rest.
-    let mut kinds: Vec<(String, usize, Option<usize>)> = Vec::new();
+    let mut kinds: Vec<(String, usize, Option<usize>, Option<usize>)> = Vec::new();
     for h in &header {
         if let Some(k) = h.strip_suffix("_ops_per_s") {
             let rate_col = if k == "insert" || k == "delete" {
@@ -569,17 +490,23 @@ pub fn parse_series(text: &str) -> Series {
             }
             .or_else(|| col(h));
             if let Some(rc) = rate_col {
-                kinds.push((k.to_string(), rc, col(&format!("{k}_max_us"))));
+                kinds.push((
+                    k.to_string(),
+                    rc,
+                    col(&format!("{k}_max_us")),
+                    col(&format!("{k}_p99_us")),
+                ));
             }
         }
     }
     let mut s = Series {
         kinds: kinds
             .iter()
-            .map(|(k, _, _)| KindSeries {
+            .map(|(k, _, _, _)| KindSeries {
                 kind: k.clone(),
                 rate: Vec::new(),
                 max_ms: Vec::new(),
+                p99_ms: Vec::new(),
             })
             .collect(),
         ..Series::default()
@@ -601,10 +528,12 @@ pub fn parse_series(text: &str) -> Series {
         s.t.push(t);
         s.dt.push(dt);
         s.full.push(dt >= 0.999);
-        for ((_, rc, mc), ks) in kinds.iter().zip(s.kinds.iter_mut()) {
+        for ((_, rc, mc, pc), ks) in kinds.iter().zip(s.kinds.iter_mut()) {
             ks.rate.push(num(fields.get(*rc)));
-            let m = mc.map(|i| num(fields.get(i)) / 1000.0).unwrap_or(f64::NAN);
+            let ms = |c: &Option<usize>| c.map(|i| num(fields.get(i)) / 1000.0).unwrap_or(f64::NAN);
+            let (m, p) = (ms(mc), ms(pc));
             ks.max_ms.push(if m > 0.0 { m } else { f64::NAN });
+            ks.p99_ms.push(if p > 0.0 { p } else { f64::NAN });
         }
         if s.target_rows_per_s.is_none() {
             if let Some(ti) = target {
@@ -618,8 +547,51 @@ pub fn parse_series(text: &str) -> Series {
     s
 }
 
+/// Result files for unit tests: those release 3be8b90 wrote (tests/golden/), with the few
+/// fields a test is about changed.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use serde_json::Value;
+
+    const RUN: &str =
+        include_str!("../../tests/golden/release-3be8b90/ibench/sqlite.wal-normal/run.json");
+    const STEP: &str =
+        include_str!("../../tests/golden/release-3be8b90/ibench/sqlite.wal-normal/steps/l.i0.json");
+
+    /// run.json of target `name`, planning only l.i0.
+    pub fn run_json(name: &str, started: &str) -> Value {
+        let mut v: Value = serde_json::from_str(RUN).unwrap();
+        v["target"]["name"] = name.into();
+        v["started_at"] = started.into();
+        v["steps_planned"] = serde_json::json!(["l.i0"]);
+        v["warnings"] = serde_json::json!([]);
+        v
+    }
+
+    pub fn run_file(name: &str) -> crate::results::RunFile {
+        serde_json::from_value(run_json(name, "2026-01-01T00:00:00Z")).unwrap()
+    }
+
+    /// A step file of `step` whose headline and insert rate are `v`, naming no series.
+    pub fn named_step_json(step: &str, v: f64) -> Value {
+        let mut s = step_json(v);
+        s["step"] = step.into();
+        s
+    }
+
+    /// An l.i0 step file whose headline and insert rate are `v`, naming no series.
+    pub fn step_json(v: f64) -> Value {
+        let mut s: Value = serde_json::from_str(STEP).unwrap();
+        s["headline"]["value"] = v.into();
+        s["ops"]["insert"]["ops_per_s"] = v.into();
+        s["series_file"] = Value::Null;
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::fixtures::{run_json, step_json};
     use super::*;
 
     #[test]
@@ -635,20 +607,16 @@ mod tests {
         assert_eq!(ins.rate, vec![100.0, 0.0]);
         assert!((ins.max_ms[0] - 5.3603).abs() < 1e-9);
         assert!(ins.max_ms[1].is_nan(), "no insert completed: no latency");
+        assert!((ins.p99_ms[0] - 5.3603).abs() < 1e-9);
+        assert!(ins.p99_ms[1].is_nan(), "no insert completed: no p99");
         let q = s.kind("query").unwrap();
         assert_eq!(q.rate, vec![134845.0, 4.0], "queries/s, not rows/s");
+        assert!((q.p99_ms[0] - 0.0091).abs() < 1e-12);
     }
 
     fn write(p: &Path, v: serde_json::Value) {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, v.to_string()).unwrap();
-    }
-
-    fn run_json(name: &str, started: &str) -> serde_json::Value {
-        serde_json::json!({
-            "schema": 1, "target": {"name": name, "engine": "sqlite"},
-            "suite": "ibench", "steps_planned": ["l.i0"], "started_at": started, "status": "ok"
-        })
     }
 
     #[test]
@@ -713,11 +681,74 @@ mod tests {
         check(&[d.path().join("s")], "cannot report");
         // A step file from the future is refused too, not skipped.
         write(&d.path().join("f/run.json"), run_json("f", "x"));
-        write(
-            &d.path().join("f/steps/l.i0.json"),
-            serde_json::json!({"schema": 7, "step": "l.i0"}),
-        );
+        let mut future = step_json(1.0);
+        future["schema"] = 7.into();
+        write(&d.path().join("f/steps/l.i0.json"), future);
         check(&[d.path().join("f")], "schema 7");
+    }
+
+    fn round_json(name: &str, round: u32, host: &str, cpu: &str) -> serde_json::Value {
+        let mut r = run_json(name, &format!("2026-01-01T00:00:0{round}Z"));
+        r["campaign"] = serde_json::json!({"campaign": "c", "cell": format!("{name}/r{round}"),
+            "round": round, "rounds": 2, "attempt": 1});
+        r["host"] = serde_json::json!({"hostname": host, "cpu_model": cpu, "cpus_online": 2});
+        r
+    }
+
+    #[test]
+    fn rounds_of_one_target_are_one_row_of_medians_and_a_round_twice_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        for (r, v) in [(1, 100.0), (2, 300.0), (3, 110.0)] {
+            let dir = d.path().join(format!("t/r{r}"));
+            write(&dir.join("run.json"), round_json("t", r, "h1", "x"));
+            write(&dir.join("steps/l.i0.json"), step_json(v));
+        }
+        // No journal: the `<target>/r<k>` directories are found anyway.
+        let all = load(&[d.path().to_path_buf()]).unwrap();
+        assert_eq!(all.len(), 1);
+        let t = &all[0];
+        assert_eq!(t.repeats.len(), 3);
+        assert_eq!(t.dir, d.path().join("t"));
+        let s = t.step("l.i0").unwrap();
+        assert_eq!(s.headline.value, 110.0);
+        assert_eq!(s.ops["insert"].ops_per_s, 110.0);
+        // The same round twice is not a repeat.
+        let e = load(&[d.path().join("t/r1"), d.path().join("t/r1")]).unwrap_err();
+        assert!(e.to_string().contains("same target name t"), "{e}");
+    }
+
+    #[test]
+    fn unlike_hardware_is_refused_unless_allowed_then_rows_name_their_host() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            &d.path().join("a/run.json"),
+            round_json("t", 1, "h1", "EPYC"),
+        );
+        write(
+            &d.path().join("b/run.json"),
+            round_json("t", 2, "h2", "Xeon"),
+        );
+        // Alike hardware under two hostnames is one machine type: the rounds merge.
+        write(
+            &d.path().join("c/run.json"),
+            round_json("t", 2, "h3", "EPYC"),
+        );
+        let all = load(&[d.path().join("a"), d.path().join("c")]).unwrap();
+        assert_eq!(all.len(), 1);
+        let inputs = [d.path().join("a"), d.path().join("b")];
+        let e = load(&inputs).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        assert!(e.to_string().contains("--allow-mixed-hosts"), "{e}");
+        assert!(e.to_string().contains("EPYC (h1) vs Xeon (h2)"), "{e}");
+        let all = load_with(
+            &inputs,
+            LoadOptions {
+                allow_mixed_hosts: true,
+            },
+        )
+        .unwrap();
+        let names: Vec<&str> = all.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["t @h1", "t @h2"]);
     }
 
     #[test]
@@ -745,13 +776,13 @@ mod tests {
         let mut r = run_json("t", "x");
         r["steps_planned"] = serde_json::json!(["l.i0", "l.x"]);
         write(&d.path().join("t/run.json"), r);
-        write(
-            &d.path().join("t/steps/l.i0.json"),
-            serde_json::json!({"schema": 1, "step": "l.i0", "status": "ok",
-                "headline": {"metric": "inserts_per_s", "value": 5.0, "unit": "rows/s"},
-                "metrics": {"cpupq": 12.5, "rss_gb": null, "counters": {"x": 1}},
-                "some_future_field": [1, 2]}),
-        );
+        let mut step = step_json(5.0);
+        step["metrics"] = serde_json::json!({"cpupq": 12.5, "rss_gb": null, "counters": {"x": 1}});
+        step["hardware"]["host"]["busy_ticks"] = 12.into();
+        step["hardware"]["server"] = step["hardware"]["client"].clone();
+        step["hardware"]["server"]["ticks"] = 500.into();
+        step["some_future_field"] = serde_json::json!([1, 2]);
+        write(&d.path().join("t/steps/l.i0.json"), step);
         fs::write(d.path().join("t/steps/l.x.json"), "{not json").unwrap();
         let t = load(&[d.path().join("t")]).unwrap().remove(0);
         assert_eq!(t.steps.len(), 1);
@@ -764,5 +795,10 @@ mod tests {
         assert_eq!(m.get("cpupq"), Some(&Some(12.5)));
         assert_eq!(m.get("rss_gb"), Some(&None));
         assert!(!m.contains_key("counters"));
+        assert_eq!(
+            t.steps[0].rough_cpu,
+            ["host"],
+            "12 ticks are rough, 500 are not"
+        );
     }
 }

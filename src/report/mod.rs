@@ -8,13 +8,19 @@
 
 pub mod chart;
 mod common;
+mod confidence;
 mod details;
+mod devices;
 mod export;
+mod hosts;
 pub mod html;
 mod ibench;
 pub mod input;
+mod latency;
 mod markdown;
 pub mod model;
+mod profiles;
+pub(crate) mod repeats;
 pub mod rules;
 mod sysbench;
 
@@ -53,6 +59,11 @@ pub struct Options {
     /// A per-second rate whose coefficient of variation is above this (percent) is flagged.
     pub cv_flag_pct: f64,
     pub title: Option<String>,
+    /// Report results from different hardware together, rows labelled by host.
+    pub allow_mixed_hosts: bool,
+    /// Show the sysbench `.pre` runs even of the current run order, whose original report
+    /// leaves them out.
+    pub show_pre: bool,
 }
 
 impl Default for Options {
@@ -62,6 +73,8 @@ impl Default for Options {
             thresholds: Thresholds::default(),
             cv_flag_pct: 10.0,
             title: None,
+            allow_mixed_hosts: false,
+            show_pre: false,
         }
     }
 }
@@ -78,16 +91,22 @@ pub(crate) struct Ctx<'a> {
     pub cv_flag_pct: f64,
     /// More than one target: relative tables make sense.
     pub relative: bool,
+    pub show_pre: bool,
 }
 
 impl Ctx<'_> {
     /// The base of this suite: the report's base when it ran this suite, else the suite's first.
     pub fn suite_base(&self) -> usize {
         if self.idx.contains(&self.base) {
-            self.base
-        } else {
-            self.idx[0]
+            return self.base;
         }
+        // A target that ran both suites is two results with one name: the base of each suite.
+        let name = self.all[self.base].name();
+        self.idx
+            .iter()
+            .copied()
+            .find(|i| self.all[*i].name() == name)
+            .unwrap_or(self.idx[0])
     }
 
     pub fn base_name(&self) -> &str {
@@ -135,7 +154,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 engine: t.run.target.engine.clone(),
                 version: t.run.target.version.clone(),
                 config_name: t.run.target.config_name.clone(),
-                status: t.run.status.clone(),
+                status: t.run.status.as_str().to_string(),
                 colour,
                 dash,
             }
@@ -157,12 +176,15 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
             base,
             thresholds: opts.thresholds,
             cv_flag_pct: opts.cv_flag_pct,
+            show_pre: opts.show_pre,
         };
         sections.push(match suite {
             "ibench" => ibench::build(&ctx),
             _ => sysbench::build(&ctx),
         });
     }
+    sections.extend(repeats::section(all));
+    sections.extend(profiles::section(all, base));
     sections.push(details::section(all));
     Ok(Doc {
         title: opts.title.clone().unwrap_or_else(|| title(all)),
@@ -193,8 +215,10 @@ pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<Pa
             Format::Json => export::json(doc),
         };
         let path = out.join(f.file_name());
-        fs::write(&path, text)
-            .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
+        // A directory that exists but cannot take the file (a full disk) is not the user's
+        // input: exit 1, and no half-written report left behind.
+        crate::results::write_atomic(&path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path);
     }
     Ok(written)
@@ -207,27 +231,30 @@ pub fn generate(
     formats: &[Format],
     opts: &Options,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let all = input::load(inputs)?;
+    let all = input::load_with(
+        inputs,
+        input::LoadOptions {
+            allow_mixed_hosts: opts.allow_mixed_hosts,
+        },
+    )?;
     let doc = build(&all, opts)?;
     write(&doc, out, formats)
 }
 
 /// The report `dbperf run` writes into its result directory for the targets it just ran (base:
 /// the first). Targets that left no run.json are skipped.
-pub fn after_run(out: &Path, targets: &[String]) -> anyhow::Result<Vec<PathBuf>> {
-    let dirs: Vec<PathBuf> = targets
-        .iter()
-        .map(|t| out.join(t))
-        .filter(|d| d.join("run.json").is_file())
-        .collect();
+pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
     if dirs.is_empty() {
         return Ok(Vec::new());
     }
     generate(
-        &dirs,
+        dirs,
         out,
         &[Format::Html, Format::Markdown],
-        &Options::default(),
+        &Options {
+            base: base.map(String::from),
+            ..Options::default()
+        },
     )
 }
 
@@ -239,11 +266,12 @@ mod tests {
     fn target(root: &Path, name: &str, suite: &str, step: &str, value: f64) -> PathBuf {
         let d = root.join(name);
         fs::create_dir_all(d.join("steps")).unwrap();
-        let run = json!({"schema": 1, "suite": suite, "target": {"name": name},
-                         "steps_planned": [step], "status": "ok"});
+        let mut run = input::fixtures::run_json(name, "2026-01-01T00:00:00Z");
+        run["suite"] = json!(suite);
+        run["steps_planned"] = json!([step]);
         fs::write(d.join("run.json"), run.to_string()).unwrap();
-        let s = json!({"schema": 1, "step": step, "status": "ok",
-                       "headline": {"metric": "queries_per_s", "value": value, "unit": "queries/s"}});
+        let mut s = input::fixtures::named_step_json(step, value);
+        s["headline"] = json!({"metric": "queries_per_s", "value": value, "unit": "queries/s"});
         fs::write(d.join("steps").join(format!("{step}.json")), s.to_string()).unwrap();
         d
     }

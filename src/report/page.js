@@ -1,6 +1,7 @@
 // Choosing the base recomputes every relative table and the statistics drawn from them, with
 // the same rules as dbperf: ratio rounded to 2 decimals, "1" when both are 0, "inf" when only
-// the base is 0, highlighted at or beyond the thresholds. Unticking a target hides its rows and
+// the base is 0, highlighted at or beyond the thresholds (against another base than the report's,
+// on the threshold alone: the confidence intervals are dbperf's, for the report's base). Unticking a target hides its rows and
 // lines. Nothing else runs: the page is complete without this script.
 (function () {
   "use strict";
@@ -41,6 +42,12 @@
         }
         c.textContent = r.t;
         c.setAttribute("data-r", r.r === Infinity ? "inf" : String(r.r));
+        if (base === given && c.hasAttribute("data-m")) {
+          // dbperf's own verdict against this base: the interval decided it, not the ratio.
+          var m = c.getAttribute("data-m");
+          if (m) c.classList.add(m);
+          continue;
+        }
         var d = parseInt(c.getAttribute("data-d"), 10);
         var lo = !r.one && r.r <= low;
         var hi = !r.one && r.r >= high;

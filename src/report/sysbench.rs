@@ -6,9 +6,10 @@
 
 use super::chart::{self, BarChart};
 use super::common::{
-    metric_columns, metric_value, not_measured, rel_legend, relative_rows, sanitize, state, State,
-    SB_METRICS,
+    metric_columns, metric_value, not_measured, rel_legend, relative_rows, rough_cpu, round_values,
+    sanitize, state, State, SB_METRICS,
 };
+use super::confidence;
 use super::input::{StepView, TargetResult};
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
@@ -66,8 +67,16 @@ pub fn group_from_name(label: &str) -> Option<&'static str> {
     }
 }
 
+/// A `.pre` run: on the fresh tables, before the writes (`point-query.pre_range=100`).
+fn is_pre(label: &str) -> bool {
+    label
+        .split_once("_range=")
+        .map_or(label, |(t, _)| t)
+        .ends_with(".pre")
+}
+
 fn qps(s: &StepView) -> Option<f64> {
-    s.headline.as_ref().map(|h| h.value).or(s.qps)
+    Some(s.headline.value)
 }
 
 pub fn build(ctx: &Ctx) -> Section {
@@ -87,6 +96,15 @@ pub fn build(ctx: &Ctx) -> Section {
     }
     // The original reports neither its warm-ups (.warm, .warmpre) nor dbperf's load.
     names.retain(|n| n != "load" && !ts.iter().any(|t| t.step(n).is_some_and(|s| !s.reported)));
+    // Its report of the current run order leaves the `.pre` runs out too (32 columns); the 2024
+    // report kept them (42).
+    let current = ts
+        .iter()
+        .any(|t| t.run.parameters.get("run_order").and_then(|v| v.as_str()) != Some("2024"));
+    let pre_hidden = !ctx.show_pre && current && names.iter().any(|n| is_pre(n));
+    if pre_hidden {
+        names.retain(|n| !is_pre(n));
+    }
     let mut inferred = Vec::new();
     let group_of = |n: &str, inferred: &mut Vec<String>| -> &'static str {
         let stated = ts
@@ -115,6 +133,11 @@ pub fn build(ctx: &Ctx) -> Section {
         names.len(),
         GROUPS.iter().filter(|(g, _)| groups.iter().any(|x| x.1 == *g)).count()
     )));
+    if pre_hidden {
+        sec.blocks.push(Block::Text(
+            "The `.pre` runs (on the fresh tables, before the writes) are left out, as the original's report of this run order does; `dbperf report --show-pre` shows them.".into(),
+        ));
+    }
     if !inferred.is_empty() {
         sec.blocks.push(Block::Warnings(vec![format!(
             "the results do not name the group of {}; it was taken from the name as spec §5.7 lists the members",
@@ -130,6 +153,39 @@ pub fn build(ctx: &Ctx) -> Section {
         sec.sub.push(group_section(ctx, g, title, &members));
     }
     sec.sub.push(metrics_section(ctx, &names));
+    if ctx.relative {
+        sec.sub.push(latency_section(ctx, &names));
+    }
+    sec
+}
+
+/// Latency against the base per microbenchmark (docs/statistics.md, "Latency"): one table each,
+/// and one line for them all, as thirty copies of it would drown the tables.
+fn latency_section(ctx: &Ctx, names: &[String]) -> Section {
+    let mut sec = Section::new("sysbench-latency", "Latency relative to the base");
+    let mut tally = confidence::Tally::default();
+    for n in names {
+        let mut ops: Vec<&String> = Vec::new();
+        for &i in &ctx.idx {
+            if let State::Ok(s) = state(&ctx.all[i], n) {
+                for k in s.ops.keys() {
+                    if !ops.contains(&k) {
+                        ops.push(k);
+                    }
+                }
+            }
+        }
+        for op in ops {
+            let id = format!("sysbench-{}-lat-{}", sanitize(n), sanitize(op));
+            let (t, x) = super::latency::table(ctx, &id, "sysbench", n, op);
+            tally.add(x);
+            sec.blocks.push(Block::Table(t));
+        }
+    }
+    if tally.compared > 0 {
+        sec.blocks
+            .push(Block::Text(super::latency::sentence(&tally)));
+    }
     sec
 }
 
@@ -222,6 +278,8 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
         Column::ratios(&cols),
     );
     let mut ratios: Vec<Vec<Option<f64>>> = Vec::new();
+    let mut tally = confidence::Tally::default();
+    let base_t = &ctx.all[ctx.suite_base()];
     for (r, &i) in ctx.idx.iter().enumerate() {
         let t = &ctx.all[i];
         let mut row_ratios = Vec::new();
@@ -230,7 +288,23 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
             .enumerate()
             .map(|(c, m)| match state(t, m) {
                 State::Ok(_) => {
-                    let cell = rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
+                    let mut cell =
+                        rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
+                    if r != bi {
+                        let iv = match cell.value {
+                            super::model::Value::Num(x) => {
+                                confidence::ratio_interval(t, base_t, m, x)
+                            }
+                            _ => None,
+                        };
+                        tally.add(confidence::judge(
+                            &mut cell,
+                            iv,
+                            Better::Higher,
+                            ctx.thresholds,
+                            confidence::Subject::Speed,
+                        ));
+                    }
                     row_ratios.push(match cell.value {
                         super::model::Value::Num(v) => Some(v),
                         _ => None,
@@ -254,6 +328,9 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
     rel.legend = Some(rel_legend(ctx));
     rel.base = Some(ctx.base_name().into());
     sec.blocks.push(Block::Table(rel));
+    if let Some(t) = tally.sentence() {
+        sec.blocks.push(Block::Text(t));
+    }
 
     let others: Vec<(usize, Vec<Option<f64>>)> = ctx
         .idx
@@ -352,6 +429,9 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
     if let Some(t) = not_measured(ctx, &steps) {
         sec.blocks.push(Block::Text(t));
     }
+    if let Some(t) = rough_cpu(ctx, &steps) {
+        sec.blocks.push(Block::Text(t));
+    }
     if !steps
         .iter()
         .any(|(_, s)| s.metrics.values().any(|v| v.is_some()))
@@ -396,8 +476,17 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
         );
         abs.step = Some(n.clone());
         let mut values: Vec<Option<Vec<Option<f64>>>> = Vec::new();
+        let mut rounds: Vec<Vec<Vec<f64>>> = Vec::new();
         for &i in &ctx.idx {
             let t = &ctx.all[i];
+            rounds.push(round_values(t, n, cols.len(), &|s, c| {
+                let (col, names) = &cols[c];
+                if col.key == "o/s" {
+                    qps(s)
+                } else {
+                    metric_value(s, names)
+                }
+            }));
             match state(t, n) {
                 State::Ok(s) => {
                     let v: Vec<Option<f64>> = cols
@@ -444,10 +533,19 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
                 Column::ratios(&columns),
             );
             rel.step = Some(n.clone());
-            rel.rows = relative_rows(&abs, &values, bi, &columns, ctx);
+            let (rows, tally) = relative_rows(&abs, &values, &rounds, bi, &columns, ctx);
+            rel.rows = rows;
             rel.legend = Some(rel_legend(ctx));
             rel.base = Some(ctx.base_name().into());
             sec.blocks.push(Block::Table(rel));
+            if let Some(t) = tally.sentence() {
+                sec.blocks.push(Block::Text(t));
+            }
+        }
+        // One device per target repeats the columns above; several (a log device of its own)
+        // are worth a table each microbenchmark.
+        if let Some(t) = super::devices::table(ctx, "sysbench", n, true) {
+            sec.blocks.push(Block::Table(t));
         }
     }
     sec

@@ -3,7 +3,14 @@
 //! atomically (temporary file + rename) the moment the step ends. Every JSON file carries
 //! `schema`; readers refuse versions from the future.
 
+pub mod campaign;
+pub mod hardware;
+pub mod profile;
 pub mod series;
+pub mod status;
+
+pub use campaign::CampaignCell;
+pub use status::{RunStatus, Status};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,10 +19,11 @@ use std::path::Path;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+use crate::error::BadInput;
+
 pub const SCHEMA: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct Tool {
     pub name: String,
     pub version: String,
@@ -23,7 +31,6 @@ pub struct Tool {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct TargetInfo {
     pub name: String,
     pub engine: String,
@@ -35,10 +42,13 @@ pub struct TargetInfo {
     /// How the server was reached and, when dbperf managed it, where it ran and how it stopped.
     #[serde(default)]
     pub server: Option<ServerRecord>,
+    /// A build from dbperf's build cache (`dbperf fetch`): its build.json as it was when the run
+    /// began (engine, version, where it came from, sha256 of the download; docs/fetch.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct ServerRecord {
     /// true when dbperf initialised, started and stopped it.
     pub managed: bool,
@@ -52,10 +62,13 @@ pub struct ServerRecord {
     pub connection: String,
     pub start_s: Option<f64>,
     pub stopped: Option<String>,
+    /// PostgreSQL: the options dbperf passed to initdb beyond its own (data directory, user,
+    /// trust authentication, UTF8, no locale). Absent in older files and for other engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initdb: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct RunFile {
     pub schema: u32,
     pub tool: Tool,
@@ -69,8 +82,7 @@ pub struct RunFile {
     pub host: serde_json::Value,
     pub started_at: String,
     pub ended_at: Option<String>,
-    /// running | ok | failed | interrupted
-    pub status: String,
+    pub status: RunStatus,
     pub failed_step: Option<String>,
     pub error: Option<String>,
     /// Peak resident memory of the dbperf process (VmHWM), KiB.
@@ -79,10 +91,12 @@ pub struct RunFile {
     /// changed, the CPU clock sagged, PCIe errors rose). Absent in older files, read as empty.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The campaign cell this run is (docs/campaigns.md); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<CampaignCell>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct Headline {
     pub metric: String,
     pub value: f64,
@@ -91,7 +105,6 @@ pub struct Headline {
 
 /// Latency summary in microseconds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct Percentiles {
     pub mean: f64,
     pub p50: f64,
@@ -103,11 +116,18 @@ pub struct Percentiles {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct OpStats {
     pub count: u64,
     pub rows: u64,
     pub errors: u64,
+    /// `errors` by what each did (docs/metrics.md, "Errors"): the unit of work rolled back and
+    /// restarted, the operation skipped, the step failed. Absent in older files: 0.
+    #[serde(default)]
+    pub retried: u64,
+    #[serde(default)]
+    pub ignored: u64,
+    #[serde(default)]
+    pub failed: u64,
     pub error_samples: Vec<String>,
     pub ops_per_s: f64,
     pub rows_per_s: f64,
@@ -125,7 +145,6 @@ pub struct OpStats {
 
 /// Counts of operations per response-time bucket, upper bounds inclusive (spec §2.7).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
 pub struct IbenchBuckets {
     pub le_256us: u64,
     pub le_1ms: u64,
@@ -172,7 +191,6 @@ impl IbenchBuckets {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct Sla {
     pub target_rows_per_s: f64,
     pub achieved_rows_per_s: f64,
@@ -184,7 +202,6 @@ pub struct Sla {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct CleanupRecord {
     pub budget_s: u64,
     pub rule: String,
@@ -195,7 +212,6 @@ pub struct CleanupRecord {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct StepParameters {
     pub clients: u64,
     pub tables: Vec<String>,
@@ -207,12 +223,10 @@ pub struct StepParameters {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct StepFile {
     pub schema: u32,
     pub step: String,
-    /// ok | failed | interrupted
-    pub status: String,
+    pub status: Status,
     pub error: Option<String>,
     /// Conditions that change what the numbers mean (e.g. range queries without their index).
     #[serde(default)]
@@ -232,20 +246,35 @@ pub struct StepFile {
     pub series_file: Option<String>,
     /// What the step cost the host, the server and dbperf (docs/metrics.md, "Hardware").
     #[serde(default)]
-    pub hardware: Option<crate::metrics::Hardware>,
+    pub hardware: Option<hardware::Hardware>,
     /// The DBMS's own counters over the step and the write amplification they imply.
     #[serde(default)]
-    pub dbms: Option<crate::metrics::DbmsCounters>,
+    pub dbms: Option<hardware::DbmsCounters>,
     /// What a sysbench microbenchmark step ran and its numbers in sysbench's terms; absent in
     /// Insert Benchmark steps, in the sysbench `load` step and in files written before the
     /// sysbench suite existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysbench: Option<SysbenchStep>,
+    /// The CPU profile of the step's measured time, with `dbperf run --profile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<profile::StepProfile>,
+    /// Files beside this one holding the engine's own status reports at the end of the step
+    /// (`<step>.<report>.txt`: SHOW ENGINE INNODB STATUS, SHOW GLOBAL STATUS, RocksDB's stats,
+    /// PostgreSQL's pg_stat views), for a person to read; nothing is computed from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
+    /// Metrics of results written some other way than by dbperf (docs/report.md): top-level
+    /// numbers become report columns. dbperf itself never writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The sysbench summary group of results written some other way (dbperf writes
+    /// `sysbench.group`); never written by dbperf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// A sysbench microbenchmark step (docs/sysbench.md defines every field).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct SysbenchStep {
     /// The microbenchmark, e.g. `point-query`.
     pub test: String,
@@ -294,41 +323,96 @@ pub struct SysbenchStep {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct SysbenchStatement {
     pub sql: String,
     pub per_event: u64,
     pub prepared: bool,
 }
 
-/// Writes JSON to `path` atomically: readers see the old file or the whole new one.
+/// Writes JSON to `path` atomically and durably: readers see the old file or the whole new one,
+/// also after a crash or a power cut (the file and then its directory are synced).
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     text.push(b'\n');
-    let tmp = path.with_extension("json.tmp");
-    {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path)
+    write_atomic(path, &text)
 }
 
-fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-    match v.get("schema").and_then(|s| s.as_u64()) {
-        Some(s) if s as u32 <= SCHEMA => {}
-        Some(s) => anyhow::bail!(
-            "{} has result schema {s}, newer than this dbperf understands ({SCHEMA}); upgrade dbperf",
-            path.display()
-        ),
-        None => anyhow::bail!("{} is not a dbperf result (no schema field)", path.display()),
+/// Writes `bytes` to `path` atomically and durably (see [`write_json_atomic`]). The temporary
+/// file beside it is created new (O_EXCL, which also refuses a symlink planted in its place), so
+/// nothing but a file of dbperf's own is ever written through.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    // A temporary file left by a dbperf killed mid-write (or anything else at that name: a
+    // symlink is removed, never followed).
+    let _ = fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        // A full disk leaves no half-written temporary file behind.
+        let _ = fs::remove_file(&tmp);
     }
-    serde_json::from_value(v)
-        .map_err(|e| anyhow::anyhow!("{} does not match the result schema: {e}", path.display()))
+    written?;
+    if let Some(dir) = path.parent() {
+        if let Ok(d) = fs::File::open(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        }) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// The one gate every reader of result files passes (`read_run`, `read_step`, the journal and
+/// the report): the file is JSON with a `schema` no newer than this dbperf's. Errors are bad
+/// input: one sentence naming the file.
+pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())))?;
+    match v.get("schema").and_then(|s| s.as_u64()) {
+        Some(s) if s <= SCHEMA as u64 => Ok(v),
+        Some(s) => Err(BadInput(format!(
+            "{} has result schema {s}, {NEWER} ({SCHEMA}); upgrade dbperf to read it",
+            path.display()
+        ))
+        .into()),
+        None => Err(BadInput(format!(
+            "{} is not a dbperf result (it has no schema field)",
+            path.display()
+        ))
+        .into()),
+    }
+}
+
+const NEWER: &str = "newer than this dbperf understands";
+
+/// Whether `e` is the gate's refusal of a file from a newer dbperf: readers that skip a damaged
+/// file must still stop at that one (its numbers could mean something else).
+pub fn is_from_the_future(e: &anyhow::Error) -> bool {
+    crate::error::is_bad_input(e) && e.to_string().contains(NEWER)
+}
+
+pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let v = read_checked(path)?;
+    serde_json::from_value(v).map_err(|e| {
+        BadInput(format!(
+            "{} does not match the result schema: {e}",
+            path.display()
+        ))
+        .into()
+    })
 }
 
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
@@ -336,7 +420,12 @@ pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
 }
 
 pub fn read_step(dir: &Path, step: &str) -> anyhow::Result<StepFile> {
-    read_versioned(&dir.join("steps").join(format!("{step}.json")))
+    read_step_file(&dir.join("steps").join(format!("{step}.json")))
+}
+
+/// A step file given by its path (`dbperf writeamp <file>`, the report's extra step files).
+pub fn read_step_file(path: &Path) -> anyhow::Result<StepFile> {
+    read_versioned(path)
 }
 
 /// Microseconds with 3 decimals (ns precision is noise at this resolution).
@@ -382,9 +471,48 @@ pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
 
 pub fn decode_histogram(s: &str) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
     use base64::Engine;
+    use std::io::Read;
+    const V2: u32 = 0x1c84_9313;
+    const V2_DEFLATE: u32 = 0x1c84_9314;
+    /// The V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
+    const HEADER: usize = 40;
+    /// Far above any histogram dbperf writes (a few hundred KiB at most uncompressed).
+    const MAX_BYTES: u64 = 4 << 20;
+    let be32 = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+    };
     let bytes = base64::engine::general_purpose::STANDARD.decode(s)?;
+    // hdrhistogram allocates the payload length the header states before reading it: a damaged
+    // or made-up file could ask for 4 GiB in 40 bytes (found by tests/fuzz.rs). So the payload
+    // is inflated here, within a bound, and its length checked against the bytes really there.
+    let v2 = match be32(&bytes, 0) {
+        Some(V2_DEFLATE) => {
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+                .take(MAX_BYTES)
+                .read_to_end(&mut out)
+                .map_err(|e| anyhow::anyhow!("bad histogram: {e}"))?;
+            out
+        }
+        Some(V2) => bytes,
+        _ => anyhow::bail!("bad histogram: not an HdrHistogram V2 encoding"),
+    };
+    match be32(&v2, 4) {
+        Some(len) if len as usize <= v2.len().saturating_sub(HEADER) => {}
+        _ => anyhow::bail!("bad histogram: its header announces more counts than it holds"),
+    }
+    // The precision decides the size of the counts array (27 MiB at 5 digits over an hour):
+    // dbperf records 3.
+    match be32(&v2, 12) {
+        Some(d) if d <= 3 => {}
+        d => anyhow::bail!(
+            "bad histogram: {} significant digits, dbperf records 3",
+            d.unwrap_or(0)
+        ),
+    }
     let mut d = hdrhistogram::serialization::Deserializer::new();
-    d.deserialize(&mut &bytes[..])
+    d.deserialize(&mut &v2[..])
         .map_err(|e| anyhow::anyhow!("bad histogram: {e:?}"))
 }
 
@@ -394,13 +522,32 @@ mod tests {
 
     #[test]
     fn histograms_round_trip() {
-        let mut h = crate::engine::recorder::new_histogram();
+        let mut h =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
         for v in [1_500u64, 20_000, 3_000_000, 9_000_000_000] {
             h.record(v).unwrap();
         }
         let back = decode_histogram(&encode_histogram(&h)).unwrap();
         assert_eq!(back.len(), 4);
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+    }
+
+    /// Found by tests/fuzz.rs: 40 bytes whose header announced a 16 MiB (or 4 GiB) payload made
+    /// hdrhistogram allocate that much before finding the bytes missing.
+    #[test]
+    fn a_histogram_header_cannot_ask_for_memory() {
+        let e = decode_histogram("HISTEwEAAAEAAAAAAAAAAAAAAAAAAAABAAADRjC4oAA/8AAAAAAAAA==")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more counts than it holds"), "{e}");
+        assert!(decode_histogram("aGVsbG8=").is_err());
+        // 5 significant digits over an hour: a 27 MiB counts array.
+        let e = decode_histogram(
+            "HISTEwAAAAAAAAAAAAAABQAAAAAAAAABAAADRjC4oAA/8AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("5 significant digits"), "{e}");
     }
 
     #[test]

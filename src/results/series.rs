@@ -5,7 +5,28 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::engine::SecondRow;
+/// One operation type in one second (all connections together), as the series file stores it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SecondKind {
+    pub ops: u64,
+    pub rows: u64,
+    pub errors: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// One row of the series: a second of the step (the last one may be partial).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecondRow {
+    /// 0-based second of the step.
+    pub index: u64,
+    /// Length of this interval in seconds: 1 except for the last, partial one.
+    pub interval_s: f64,
+    /// Indexed like the step's operation types.
+    pub kinds: Vec<SecondKind>,
+    pub target_rows_per_s: Option<f64>,
+    pub achieved_rows_per_s: Option<f64>,
+}
 
 pub struct SeriesWriter {
     tmp: PathBuf,

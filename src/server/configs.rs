@@ -63,9 +63,49 @@ pub fn mycnf_options(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The config's options that fix how the data files are laid out when they are made: the
+/// install step (mariadb-install-db, mysqld --initialize) must see them, or the server finds
+/// its redo log, undo or system tablespace missing (or with another page size) at its start.
+/// The redo log's size is left to the server, which resizes it at its start.
+pub fn mycnf_init_options(text: &str) -> Vec<String> {
+    const AT_INIT: &[&str] = &[
+        "innodb_log_group_home_dir",
+        "innodb_data_home_dir",
+        "innodb_data_file_path",
+        "innodb_undo_directory",
+        "innodb_undo_tablespaces",
+        "innodb_page_size",
+        "innodb_checksum_algorithm",
+        "lower_case_table_names",
+    ];
+    mycnf_options(text)
+        .into_iter()
+        .filter(|o| {
+            let name = o
+                .trim_start_matches("--")
+                .split('=')
+                .next()
+                .unwrap_or_default()
+                .replace('-', "_");
+            AT_INIT.contains(&name.as_str())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_install_step_gets_the_options_that_lay_out_the_files() {
+        let o = mycnf_init_options(
+            "innodb_buffer_pool_size = 1G\ninnodb-log-group-home-dir = /redo\ninnodb_page_size=4k\nskip_log_bin\n",
+        );
+        assert_eq!(
+            o,
+            ["--innodb-log-group-home-dir=/redo", "--innodb_page_size=4k"]
+        );
+    }
 
     #[test]
     fn mycnf_lines_become_options() {

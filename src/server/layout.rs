@@ -17,6 +17,9 @@ pub struct Layout {
     pub plugin_dir: Option<PathBuf>,
     /// Bintar install scripts expect to run from the basedir.
     pub working_dir: Option<PathBuf>,
+    /// The error-message directory of a MySQL-family basedir: Debian's binaries unpacked
+    /// elsewhere (dbperf fetch) would otherwise read the installed server's errmsg.sys.
+    pub lc_messages_dir: Option<PathBuf>,
 }
 
 fn first_existing(cands: &[PathBuf]) -> Option<PathBuf> {
@@ -55,6 +58,12 @@ fn is_mariadb(server: &Path) -> bool {
 }
 
 pub fn find(kind: Kind, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<Layout> {
+    // Servers run in their basedir or datadir, where a relative path would point elsewhere.
+    let path = path
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("cannot resolve the binaries path: {e}"))?;
+    let path = path.as_deref();
     let layout = match kind {
         Kind::Postgres => find_postgres(path)?,
         Kind::MariaDb | Kind::MySql => find_mysql(kind, path)?,
@@ -109,6 +118,7 @@ fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
         init,
         plugin_dir: None,
         working_dir: None,
+        lc_messages_dir: None,
     })
 }
 
@@ -154,6 +164,7 @@ fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
                 init,
                 plugin_dir: None,
                 working_dir: None,
+                lc_messages_dir: None,
             })
         }
         Some(p) => {
@@ -192,12 +203,17 @@ fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
                     .into_iter()
                     .find(|d| d.is_dir())
             });
+            let lc_messages_dir = ["share/mariadb", "share/mysql", "share"]
+                .iter()
+                .map(|d| p.join(d))
+                .find(|d| d.join("english/errmsg.sys").is_file());
             Ok(Layout {
                 basedir: p.to_path_buf(),
                 server,
                 init,
                 plugin_dir,
                 working_dir: Some(p.to_path_buf()),
+                lc_messages_dir,
             })
         }
     }
@@ -232,6 +248,11 @@ mod tests {
         touch(&d.path().join("scripts/mariadb-install-db"));
         touch(&d.path().join("lib/plugin/ha_rocksdb.so"));
         let l = find(Kind::MariaDb, Some(d.path()), true).unwrap();
+        assert_eq!(l.lc_messages_dir, None);
+        // An unpacked Debian usr/ reads its own error messages, not the installed server's.
+        touch(&d.path().join("share/mariadb/english/errmsg.sys"));
+        let l = find(Kind::MariaDb, Some(d.path()), true).unwrap();
+        assert_eq!(l.lc_messages_dir, Some(d.path().join("share/mariadb")));
         assert_eq!(l.init, d.path().join("scripts/mariadb-install-db"));
         assert_eq!(l.plugin_dir, Some(d.path().join("lib/plugin")));
         assert_eq!(l.working_dir.as_deref(), Some(d.path()));

@@ -3,8 +3,10 @@
 //! until the server answers, and stop it by pid. Never the system service, never as root.
 
 pub mod configs;
+pub mod identity;
 pub mod layout;
 pub mod process;
+pub mod registry;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::dbms::{Endpoint, Transport};
+use identity::Identity;
 use layout::Layout;
 use process::User;
 
@@ -35,16 +38,24 @@ impl Kind {
 /// Everything needed to start one target's server, checked before any step runs.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The target's name, for the registry.
+    pub target: String,
     pub kind: Kind,
     pub rocksdb: bool,
     pub layout: Layout,
     pub config_name: String,
     /// The config file text (postgresql.conf lines or my.cnf `[mysqld]` options).
     pub config_text: String,
+    /// PostgreSQL: initdb options the config asked for; None = dbperf's default (checksums off
+    /// on every version, see `init_options`).
+    pub initdb: Option<Vec<String>>,
     pub user: Option<User>,
     pub ready_timeout: Duration,
     /// Set when the user asked to stop (Ctrl-C): start-up is abandoned and the server stopped.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Whether the server dies with dbperf (every run) or may outlive it (`dbperf server start`,
+    /// which hands it over once it answers: `Running::hand_over`).
+    pub outlives_dbperf: bool,
 }
 
 /// A server dbperf started. Stopped on drop, whatever happened in between.
@@ -58,6 +69,13 @@ pub struct Running {
     pub port: u16,
     pub socket: PathBuf,
     pub stopped: Option<String>,
+    /// The server's process as recorded in the registry and in `server.json`.
+    pub identity: Option<Identity>,
+    /// Its registry file and what it says; removed when the server is stopped.
+    record: Option<(PathBuf, registry::Entry)>,
+    /// A private directory under /tmp made for the socket (the work directory was too deep),
+    /// removed with the server.
+    temp_rundir: Option<PathBuf>,
 }
 
 /// Database the benchmarks use, as in the original (`ib`).
@@ -105,13 +123,27 @@ impl Running {
         };
         let how = process::stop(&mut self.child, sig, Duration::from_secs(120));
         self.stopped = Some(how.clone());
+        if let Some(d) = self.temp_rundir.take() {
+            let _ = fs::remove_dir_all(d);
+        }
+        if let Some((path, _)) = self.record.take() {
+            registry::forget(&path);
+        }
         how
     }
 
-    /// Leaves the server running after dbperf exits (`dbperf server start`).
-    pub fn detach(mut self) {
+    /// Leaves the server running after dbperf exits (`dbperf server start`, started with
+    /// `outlives_dbperf`): its registry entry says so from now on, so no sweep takes it for a
+    /// leftover. Until then a `server start` killed half-way leaves a leftover the next sweep
+    /// stops. On error the server is still dbperf's and stopped when dropped.
+    pub fn hand_over(&mut self) -> anyhow::Result<()> {
+        if let Some((path, entry)) = &mut self.record {
+            entry.may_outlive = true;
+            *path = registry::record(entry)?;
+        }
         process::unregister(self.pid);
-        self.stopped = Some("detached".into());
+        self.stopped = Some("handed over".into());
+        Ok(())
     }
 
     pub fn log_tail(&self, n: usize) -> String {
@@ -126,17 +158,23 @@ impl Drop for Running {
 }
 
 /// Unix socket paths are limited to 107 bytes; a deep work directory gets its socket directory
-/// under the system temp directory instead.
-fn run_dir(base: &Path) -> PathBuf {
+/// under the system temp directory instead, made new with a name nobody can guess (the bool).
+fn run_dir(base: &Path) -> anyhow::Result<(PathBuf, bool)> {
     let d = base.join("run");
     if d.as_os_str().len() + 24 < 100 {
-        d
+        Ok((d, false))
     } else {
-        std::env::temp_dir().join(format!(
-            "dbperf-{}-{}",
-            std::process::id(),
-            process::free_port().unwrap_or(0)
-        ))
+        Ok((process::private_temp_dir("dbperf-run-")?, true))
+    }
+}
+
+/// The signal the kernel sends a server when dbperf dies: PostgreSQL's immediate shutdown
+/// (SIGQUIT: the postmaster ends every backend, even one in a long statement, and removes its
+/// shared memory); the MySQL family is one process, and its data is of no use any more.
+fn death_signal(kind: Kind) -> i32 {
+    match kind {
+        Kind::Postgres => libc::SIGQUIT,
+        _ => libc::SIGKILL,
     }
 }
 
@@ -166,43 +204,112 @@ impl Plan {
             }
         };
         Ok(Plan {
+            target: t.name.clone(),
             kind,
             rocksdb: t.rocksdb(),
             layout,
             config_name: t.config.clone(),
             config_text,
+            initdb: t.initdb.clone(),
             user,
             ready_timeout,
             interrupt,
+            outlives_dbperf: false,
         })
+    }
+
+    fn lifetime(&self) -> process::Lifetime {
+        if self.outlives_dbperf {
+            process::Lifetime::MayOutlive
+        } else {
+            process::Lifetime::DiesWithDbperf {
+                signal: death_signal(self.kind),
+            }
+        }
+    }
+
+    fn short_run<'a>(
+        &'a self,
+        what: &'a str,
+        timeout: u64,
+        log_dir: &'a Path,
+    ) -> process::ShortRun<'a> {
+        process::ShortRun {
+            what,
+            timeout: Duration::from_secs(timeout),
+            log_dir,
+            interrupt: self.interrupt.as_deref(),
+        }
     }
 
     /// Initialises a fresh data directory under `dir` and starts the server.
     pub fn start(&self, dir: &Path) -> anyhow::Result<Running> {
+        // PostgreSQL runs in its data directory and the MySQL family's install scripts in their
+        // basedir: every path handed to them must be absolute.
+        let dir = &std::path::absolute(dir)
+            .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", dir.display()))?;
         let u = self.user.as_ref();
         process::private_dir(dir, u)?;
         let datadir = dir.join("data");
-        let rundir = run_dir(dir);
-        process::private_dir(&rundir, u)?;
-        check_reachable(dir, u)?;
-        let log = rundir.join("server.log");
-        let port = process::free_port()?;
-        match self.kind {
-            Kind::Postgres => self.init_postgres(&datadir)?,
-            Kind::MariaDb | Kind::MySql => self.init_mysql(&datadir, &rundir)?,
+        let (rundir, temp_rundir) = run_dir(dir)?;
+        let temp_rundir = temp_rundir.then(|| rundir.clone());
+        let forget_rundir = |e: anyhow::Error| {
+            if let Some(d) = &temp_rundir {
+                let _ = fs::remove_dir_all(d);
+            }
+            e
+        };
+        process::private_dir(&rundir, u).map_err(forget_rundir)?;
+        check_reachable(dir, u).map_err(forget_rundir)?;
+        let port = process::free_port().map_err(forget_rundir)?;
+        // Only a data directory this start made is removed when initialising it fails or is
+        // interrupted, so nothing half-made is left that looks like a server's data.
+        let fresh = !datadir.exists();
+        let init = match self.kind {
+            Kind::Postgres => self.init_postgres(&datadir, &rundir),
+            Kind::MariaDb | Kind::MySql => self.init_mysql(&datadir, &rundir),
+        };
+        // mariadb-install-db now and then fails when several run at once on a loaded two-core
+        // machine (its bootstrap server exits early, and its message is only its help text); one
+        // more try on a fresh data directory gets through. Bounded: once, and both failures are
+        // reported when the second fails too.
+        let init = match init {
+            Err(e)
+                if fresh && matches!(self.kind, Kind::MariaDb) && !process::is_interrupted(&e) =>
+            {
+                let _ = fs::remove_dir_all(&datadir);
+                self.init_mysql(&datadir, &rundir).map_err(|again| {
+                    anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
+                })
+            }
+            other => other,
+        };
+        if let Err(e) = init {
+            if fresh {
+                let _ = fs::remove_dir_all(&datadir);
+            }
+            return Err(forget_rundir(e));
         }
+        // The log outlives a socket directory made under /tmp (removed with the server).
+        let log_dir = if temp_rundir.is_some() { dir } else { &rundir };
+        // An old log of this directory's earlier server goes (unlinking never follows a link);
+        // the new one is made afresh, so nothing planted there is written through.
+        let _ = fs::remove_file(log_dir.join("server.log"));
+        let (log, out) = process::private_file(log_dir, "server.log").map_err(forget_rundir)?;
         let mut cmd = match self.kind {
             Kind::Postgres => self.postgres_command(&datadir, &rundir, port),
-            _ => self.mysqld_command(&datadir, &rundir, port),
+            _ => self.mysqld_command(&datadir, &rundir, &log, port),
         };
-        let out = fs::File::create(&log)?;
         if let Some(u) = u {
-            let _ = std::os::unix::fs::chown(&log, Some(u.uid), Some(u.gid));
+            let _ = std::os::unix::fs::fchown(&out, Some(u.uid), Some(u.gid));
         }
         cmd.stdout(out.try_clone()?).stderr(out);
-        let child = cmd
-            .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", self.layout.server.display()))?;
+        let child = process::spawn(cmd, self.lifetime()).map_err(|e| {
+            forget_rundir(anyhow::anyhow!(
+                "cannot start {}: {e}",
+                self.layout.server.display()
+            ))
+        })?;
         let pid = child.id();
         process::register(pid);
         let socket = match self.kind {
@@ -219,17 +326,44 @@ impl Plan {
             port,
             socket,
             stopped: None,
+            identity: None,
+            record: None,
+            temp_rundir,
         };
+        // Recorded before anything can go wrong, so a dbperf killed from here on leaves a
+        // record the next sweep acts on (dropping `running` on error stops the server).
+        self.record(&mut running)?;
         self.wait_ready(&mut running)?;
         Ok(running)
     }
 
-    fn init_postgres(&self, datadir: &Path) -> anyhow::Result<()> {
+    /// The initdb options a data directory gets: the config's, or else data checksums pinned
+    /// off. PostgreSQL 18 turned them on by default, so without the pin 17 and 18 would be
+    /// compared with and without the checksum work; versions before 18 have them off and no
+    /// option to say so.
+    pub fn init_options(&self) -> Vec<String> {
+        if let Some(o) = &self.initdb {
+            return o.clone();
+        }
+        let help = std::process::Command::new(&self.layout.init)
+            .arg("--help")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        if help.contains("--no-data-checksums") {
+            vec!["--no-data-checksums".into()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn init_postgres(&self, datadir: &Path, rundir: &Path) -> anyhow::Result<()> {
         let mut c = process::command(&self.layout.init, self.user.as_ref());
         c.arg("-D")
             .arg(datadir)
-            .args(["-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-locale"]);
-        process::run_to_end(c, "initdb", Duration::from_secs(120))?;
+            .args(["-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-locale"])
+            .args(self.init_options());
+        process::run_to_end(c, &self.short_run("initdb", 120, rundir))?;
         // The named config goes at the end of postgresql.conf, so it overrides initdb's lines.
         let conf = datadir.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf)?;
@@ -262,12 +396,15 @@ impl Plan {
                 c.arg(format!("--basedir={}", self.layout.basedir.display()));
                 c.arg(format!("--datadir={}", datadir.display()));
                 c.arg(format!("--log-error={}", rundir.join("init.log").display()));
+                c.args(configs::mycnf_init_options(&self.config_text));
             }
             _ => {
                 c.arg("--no-defaults");
                 c.arg(format!("--basedir={}", self.layout.basedir.display()));
                 c.arg(format!("--datadir={}", datadir.display()));
                 c.args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
+                // mariadb-install-db hands options it does not know to its bootstrap server.
+                c.args(configs::mycnf_init_options(&self.config_text));
                 if let Some(d) = &self.layout.working_dir {
                     c.current_dir(d);
                 }
@@ -278,8 +415,13 @@ impl Plan {
             .init
             .file_name()
             .map(|f| f.to_string_lossy().to_string());
-        let r = process::run_to_end(c, &what.unwrap_or_default(), Duration::from_secs(300));
-        if let (Err(e), Kind::MySql) = (&r, self.kind) {
+        let what = what.unwrap_or_default();
+        let r = process::run_to_end(c, &self.short_run(&what, 300, rundir));
+        if let (Err(e), Kind::MySql, false) = (
+            &r,
+            self.kind,
+            r.as_ref().is_err_and(process::is_interrupted),
+        ) {
             anyhow::bail!("{e}\n{}", process::tail_file(&rundir.join("init.log"), 20));
         }
         r?;
@@ -292,7 +434,13 @@ impl Plan {
         Ok(())
     }
 
-    fn mysqld_command(&self, datadir: &Path, rundir: &Path, port: u16) -> std::process::Command {
+    fn mysqld_command(
+        &self,
+        datadir: &Path,
+        rundir: &Path,
+        log: &Path,
+        port: u16,
+    ) -> std::process::Command {
         let l = &self.layout;
         let mut c = process::command(&l.server, self.user.as_ref());
         // --no-defaults must come first: Debian's /etc/mysql files would otherwise load MyRocks,
@@ -302,6 +450,9 @@ impl Plan {
         if let Some(p) = &l.plugin_dir {
             c.arg(format!("--plugin-dir={}", p.display()));
         }
+        if let Some(d) = &l.lc_messages_dir {
+            c.arg(format!("--lc-messages-dir={}", d.display()));
+        }
         c.arg(format!("--datadir={}", datadir.display()));
         c.arg(format!("--port={port}"));
         c.arg("--bind-address=127.0.0.1");
@@ -310,10 +461,7 @@ impl Plan {
             "--pid-file={}",
             rundir.join("mysqld.pid").display()
         ));
-        c.arg(format!(
-            "--log-error={}",
-            rundir.join("server.log").display()
-        ));
+        c.arg(format!("--log-error={}", log.display()));
         match self.kind {
             // MySQL 8's X plugin opens a second port (33060) shared by every instance.
             Kind::MySql => {
@@ -335,6 +483,36 @@ impl Plan {
             c.current_dir(d);
         }
         c
+    }
+
+    /// Writes the server's registry entry once it runs the server's program (a process just
+    /// forked still shows dbperf's command line). A server that exited at once gets none:
+    /// `wait_ready` says why it exited.
+    fn record(&self, r: &mut Running) -> anyhow::Result<()> {
+        let Some(server) = process::identity_after_exec(&r.child, &self.layout.server)? else {
+            return Ok(());
+        };
+        let owner = Identity::this_process()
+            .ok_or_else(|| anyhow::anyhow!("cannot read dbperf's own process in /proc"))?;
+        let entry = registry::Entry {
+            schema: 1,
+            target: self.target.clone(),
+            engine: self.kind.name().into(),
+            datadir: r.datadir.display().to_string(),
+            port: r.port,
+            socket: r.socket.display().to_string(),
+            log: r.log.display().to_string(),
+            started_at: time::OffsetDateTime::now_utc()
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            server: server.clone(),
+            owner,
+            may_outlive: false,
+        };
+        let path = registry::record(&entry)?;
+        r.identity = Some(server);
+        r.record = Some((path, entry));
+        Ok(())
     }
 
     fn wait_ready(&self, r: &mut Running) -> anyhow::Result<()> {

@@ -18,6 +18,8 @@ pub struct ConfigFile {
     pub config: BTreeMap<String, NamedConfig>,
     #[serde(default)]
     pub target: BTreeMap<String, TargetDecl>,
+    #[serde(default)]
+    pub campaign: BTreeMap<String, super::campaign::CampaignDecl>,
     /// Where the file was read from (relative `file =` paths are relative to it).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -32,7 +34,18 @@ pub struct NamedConfig {
     pub text: Option<String>,
     /// ... or a file holding it.
     pub file: Option<PathBuf>,
+    /// PostgreSQL: options for initdb (e.g. `["--data-checksums"]`), part of the config so
+    /// versions compared with it are initialised alike.
+    pub initdb: Option<Vec<String>>,
+    /// A config this one adds to: a built-in one (`default`, a SQLite config such as
+    /// `wal-normal`) or another `[config.*]` of this file. Its text comes first, so this
+    /// config's settings win; a config that differs from the default by one setting is written
+    /// as that setting.
+    pub extends: Option<String>,
 }
+
+/// Configs that extend each other: deeper than this is a mistake, not a design.
+const MAX_EXTENDS: usize = 8;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +55,8 @@ pub struct TargetDecl {
     pub storage: Option<String>,
     /// Binaries: a PostgreSQL bin directory or a MySQL/MariaDB basedir (default: installed ones).
     pub bin: Option<PathBuf>,
+    /// ... or a version from dbperf's build cache (`dbperf fetch`, docs/fetch.md): "16.4".
+    pub version: Option<String>,
     /// A config name from [config.*] or a built-in one.
     pub config: Option<String>,
     /// External mode: a server dbperf does not start. Host (TCP) or socket.
@@ -55,6 +70,73 @@ pub struct TargetDecl {
 }
 
 pub const DEFAULT_PATH: &str = "dbperf.toml";
+
+/// The text of a built-in config for the target's engine (and storage engine: MyRocks' default
+/// differs from InnoDB's), as a `[config.*]` text would hold it.
+fn builtin_text(t: &Target, name: &str) -> Option<String> {
+    use crate::server::{configs, Kind};
+    let kind = match t.engine.as_str() {
+        "sqlite" => {
+            let c = crate::dbms::sqlite::CONFIGS
+                .iter()
+                .find(|c| c.name == name)?;
+            return Some(
+                c.pragmas
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}\n"))
+                    .collect(),
+            );
+        }
+        "postgres" => Kind::Postgres,
+        "mysql" => Kind::MySql,
+        _ => Kind::MariaDb,
+    };
+    configs::builtin(kind, t.rocksdb(), name)
+}
+
+fn builtin_names(engine: &str) -> Vec<&'static str> {
+    match engine {
+        "sqlite" => crate::dbms::sqlite::CONFIGS
+            .iter()
+            .map(|c| c.name)
+            .collect(),
+        _ => vec!["default"],
+    }
+}
+
+/// initdb options dbperf sets itself (data directory, superuser, authentication, encoding) may
+/// not be overridden: the server would not be the one dbperf connects to.
+fn check_initdb(config: &str, engine: &str, opts: &[String]) -> anyhow::Result<()> {
+    if engine != "postgres" {
+        return bad_input(format!(
+            "config '{config}': initdb options are for postgres configs, this one is for {engine}"
+        ));
+    }
+    const OWN: &[&str] = &[
+        "-D",
+        "--pgdata",
+        "-U",
+        "--username",
+        "-A",
+        "--auth",
+        "--auth-host",
+        "--auth-local",
+        "-E",
+        "--encoding",
+        "--pwfile",
+        "-W",
+        "--pwprompt",
+    ];
+    for o in opts {
+        let flag = o.split('=').next().unwrap_or(o);
+        if OWN.contains(&flag) || !o.starts_with('-') {
+            return bad_input(format!(
+                "config '{config}': initdb option {o:?} is not allowed: dbperf sets the data directory, user, authentication and encoding itself, and every entry must be an option (\"--name\" or \"--name=value\")"
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Reads the config file: an explicit path must exist; the default `./dbperf.toml` is optional.
 pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfigFile> {
@@ -86,6 +168,20 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfigFile> {
 }
 
 impl ConfigFile {
+    /// A `[campaign.<name>]`, resolved; the sentence lists the declared ones when it is unknown.
+    pub fn campaign(&self, name: &str) -> anyhow::Result<super::campaign::Campaign> {
+        match self.campaign.get(name) {
+            Some(c) => c.resolve(name),
+            None if self.campaign.is_empty() => bad_input(format!(
+                "no campaign {name}: declare it as [campaign.{name}] in dbperf.toml (docs/campaigns.md)"
+            )),
+            None => bad_input(format!(
+                "no campaign {name} in dbperf.toml; it declares {}",
+                self.campaign.keys().cloned().collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
     /// Resolves a `--target` argument: a name declared in the file, else the inline syntax.
     pub fn resolve(&self, spec: &str, pragmas: &[(String, String)]) -> anyhow::Result<Target> {
         let mut t = match self.target.get(spec) {
@@ -99,9 +195,72 @@ impl ConfigFile {
                     t.config, c.engine, t.name, t.engine
                 ));
             }
-            t.config_text = Some(self.config_text(&t.config, c)?);
+            let (text, initdb) = self.extended(&t.config, c, &t, &mut Vec::new())?;
+            t.config_text = Some(text);
+            if let Some(opts) = initdb {
+                check_initdb(&t.config, &c.engine, &opts)?;
+                t.initdb = Some(opts);
+            }
         }
         Ok(t)
+    }
+
+    /// A config's text after the text of whatever it extends, and its initdb options (its own,
+    /// else the nearest extended config's). `seen`: the configs on the way here.
+    fn extended(
+        &self,
+        name: &str,
+        c: &NamedConfig,
+        t: &Target,
+        seen: &mut Vec<String>,
+    ) -> anyhow::Result<(String, Option<Vec<String>>)> {
+        let Some(base) = &c.extends else {
+            return Ok((self.config_text(name, c)?, c.initdb.clone()));
+        };
+        // Extending, a config may add nothing but its initdb options.
+        let own = match (&c.text, &c.file) {
+            (None, None) => String::new(),
+            _ => self.config_text(name, c)?,
+        };
+        seen.push(name.to_string());
+        if seen.contains(base) {
+            return bad_input(format!(
+                "config '{name}' extends '{base}', which extends it in turn ({} -> {base})",
+                seen.join(" -> ")
+            ));
+        }
+        if seen.len() > MAX_EXTENDS {
+            return bad_input(format!(
+                "config '{name}': more than {MAX_EXTENDS} configs extend one another ({})",
+                seen.join(" -> ")
+            ));
+        }
+        let (base_text, base_initdb) = match self.config.get(base) {
+            Some(b) if b.engine != c.engine => {
+                return bad_input(format!(
+                    "config '{name}' is for {} but extends '{base}', which is for {}",
+                    c.engine, b.engine
+                ))
+            }
+            Some(b) => self.extended(base, b, t, seen)?,
+            None => match builtin_text(t, base) {
+                Some(text) => (text, None),
+                None => {
+                    return bad_input(format!(
+                        "config '{name}' extends '{base}', which is neither a [config.{base}] of this file nor a built-in {} config ({})",
+                        c.engine,
+                        builtin_names(&c.engine).join(", ")
+                    ))
+                }
+            },
+        };
+        let mut text = base_text;
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("# {name}\n"));
+        text.push_str(&own);
+        Ok((text, c.initdb.clone().or(base_initdb)))
     }
 
     fn config_text(&self, name: &str, c: &NamedConfig) -> anyhow::Result<String> {
@@ -146,9 +305,26 @@ impl ConfigFile {
             inline.push('+');
             inline.push_str(st);
         }
-        if let Some(b) = &d.bin {
-            inline.push('@');
-            inline.push_str(&b.display().to_string());
+        match (&d.bin, &d.version) {
+            (Some(_), Some(_)) => {
+                return bad_input(format!(
+                    "target {name}: give bin (a directory) or version (a cached build), not both"
+                ))
+            }
+            (Some(b), None) => {
+                inline.push('@');
+                inline.push_str(&b.display().to_string());
+            }
+            (None, Some(v)) if target::is_version(v) => {
+                inline.push('@');
+                inline.push_str(v);
+            }
+            (None, Some(v)) => {
+                return bad_input(format!(
+                    "target {name}: version \"{v}\" is not a version like \"16.4\", \"13\" or \"17-debian\""
+                ))
+            }
+            (None, None) => {}
         }
         if let Some(c) = &d.config {
             inline.push(':');
@@ -158,7 +334,7 @@ impl ConfigFile {
             .map_err(|e| anyhow::anyhow!(crate::error::BadInput(format!("target {name}: {e}"))))?;
         t.name = name.to_string();
         if d.host.is_some() || d.socket.is_some() {
-            if d.bin.is_some() {
+            if d.bin.is_some() || d.version.is_some() {
                 return bad_input(format!("target {name}: give bin (dbperf starts the server) or host/socket (it does not), not both"));
             }
             if t.engine == "sqlite" {
@@ -240,6 +416,10 @@ engine = "postgres"
 bin = "/usr/lib/postgresql/15/bin"
 config = "cx1"
 
+[target.pg164]
+engine = "postgres"
+version = "16.4"
+
 [target.ext]
 engine = "mariadb"
 host = "127.0.0.1"
@@ -253,6 +433,11 @@ user = "bench"
         assert_eq!(
             t.path.as_deref(),
             Some(Path::new("/usr/lib/postgresql/15/bin"))
+        );
+        let v = f.resolve("pg164", &[]).unwrap();
+        assert_eq!(
+            (v.version.as_deref(), v.path.as_deref()),
+            (Some("16.4"), None)
         );
         let e = f.resolve("ext", &[]).unwrap();
         let ep = &e.external.unwrap().endpoint;
@@ -272,6 +457,101 @@ user = "bench"
             .is_some());
         let err = f.resolve("mariadb:cx1", &[]).unwrap_err().to_string();
         assert!(err.contains("is for postgres"), "{err}");
+    }
+
+    #[test]
+    fn a_config_extends_a_built_in_or_declared_one() {
+        let f = file(
+            r#"
+[config.delay]
+engine = "postgres"
+extends = "default"
+text = "commit_delay = 10000\n"
+initdb = ["--data-checksums"]
+
+[config.delay2]
+engine = "postgres"
+extends = "delay"
+text = "commit_siblings = 0"
+
+[config.small]
+engine = "mariadb"
+extends = "default"
+text = "innodb_buffer_pool_size = 8M\n"
+
+[config.mmap]
+engine = "sqlite"
+extends = "wal-normal"
+text = "mmap_size = 1073741824\n"
+"#,
+        );
+        let t = f.resolve("postgres:delay2", &[]).unwrap();
+        let text = t.config_text.unwrap();
+        assert!(
+            text.starts_with("shared_buffers = 512MB\n")
+                && text.ends_with("# delay\ncommit_delay = 10000\n# delay2\ncommit_siblings = 0"),
+            "{text}"
+        );
+        assert_eq!(
+            t.initdb,
+            Some(vec!["--data-checksums".to_string()]),
+            "inherited"
+        );
+        // Extending, a config may be initdb options alone.
+        let f2 = file("[config.ck]\nengine = \"postgres\"\nextends = \"default\"\ninitdb = [\"--no-data-checksums\"]\n");
+        let t = f2.resolve("postgres:ck", &[]).unwrap();
+        assert!(t.config_text.unwrap().ends_with("autovacuum = on\n# ck\n"));
+        assert_eq!(t.initdb, Some(vec!["--no-data-checksums".to_string()]));
+        // MyRocks' default is not InnoDB's: the storage engine picks the built-in text.
+        let inno = f
+            .resolve("mariadb:small", &[])
+            .unwrap()
+            .config_text
+            .unwrap();
+        let rocks = f
+            .resolve("mariadb+rocksdb:small", &[])
+            .unwrap()
+            .config_text
+            .unwrap();
+        assert!(inno.starts_with("innodb_buffer_pool_size = 1G\n"), "{inno}");
+        assert!(
+            rocks.starts_with("rocksdb_block_cache_size = 1G\n"),
+            "{rocks}"
+        );
+        assert!(inno.ends_with("innodb_buffer_pool_size = 8M\n"), "{inno}");
+        let s = f.resolve("sqlite:mmap", &[]).unwrap().config_text.unwrap();
+        assert!(
+            s.starts_with("journal_mode = wal\nsynchronous = normal\n")
+                && s.ends_with("mmap_size = 1073741824\n"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn extends_mistakes_are_one_sentence() {
+        for (toml, want) in [
+            (
+                "[config.a]\nengine = \"postgres\"\nextends = \"b\"\ntext = \"\"\n[config.b]\nengine = \"postgres\"\nextends = \"a\"\ntext = \"\"\n",
+                "extends it in turn (a -> b -> a)",
+            ),
+            (
+                "[config.a]\nengine = \"postgres\"\nextends = \"a\"\ntext = \"\"\n",
+                "extends it in turn",
+            ),
+            (
+                "[config.a]\nengine = \"postgres\"\nextends = \"b\"\ntext = \"\"\n[config.b]\nengine = \"mariadb\"\ntext = \"\"\n",
+                "is for postgres but extends 'b', which is for mariadb",
+            ),
+            (
+                "[config.a]\nengine = \"postgres\"\nextends = \"fast\"\ntext = \"\"\n",
+                "neither a [config.fast] of this file nor a built-in postgres config (default)",
+            ),
+        ] {
+            let f = file(toml);
+            let e = f.resolve("postgres:a", &[]).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e}");
+            assert!(e.to_string().contains(want), "{e}");
+        }
     }
 
     #[test]
@@ -296,5 +576,35 @@ user = "bench"
         let f = file("[target.a]\nengine = \"postgres\"\nhost = \"h\"\npassword_env = \"DBPERF_TEST_UNSET_VAR\"\n");
         let e = f.resolve("a", &[]).unwrap_err().to_string();
         assert!(e.contains("DBPERF_TEST_UNSET_VAR"), "{e}");
+        // initdb options: postgres only, never the ones dbperf sets itself.
+        let f = file(
+            "[config.c]\nengine = \"postgres\"\ntext = \"\"\ninitdb = [\"--data-checksums\"]\n",
+        );
+        let t = f.resolve("postgres:c", &[]).unwrap();
+        assert_eq!(t.initdb, Some(vec!["--data-checksums".to_string()]));
+        for (toml, want) in [
+            (
+                "engine = \"postgres\"\ninitdb = [\"-U\", \"x\"]",
+                "not allowed",
+            ),
+            (
+                "engine = \"postgres\"\ninitdb = [\"--auth=md5\"]",
+                "not allowed",
+            ),
+            (
+                "engine = \"mariadb\"\ninitdb = [\"--x\"]",
+                "are for postgres",
+            ),
+        ] {
+            let f = file(&format!("[config.c]\ntext = \"\"\n{toml}\n"));
+            let target = if toml.contains("mariadb") {
+                "mariadb:c"
+            } else {
+                "postgres:c"
+            };
+            let e = f.resolve(target, &[]).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e}");
+            assert!(e.to_string().contains(want), "{e}");
+        }
     }
 }

@@ -1,13 +1,16 @@
 //! What to run: presets, targets and the Insert Benchmark parameters, validated with errors a
 //! user can act on. Nothing here opens a connection.
 
+pub mod campaign;
 pub mod config_file;
 pub mod presets;
 pub mod sysbench;
 pub mod target;
 
-use crate::dbms::DeleteForm;
+/// The Insert Benchmark's delete statement form is a parameter of what to run.
+pub use crate::dbms::DeleteForm;
 use crate::error::bad_input;
+pub use crate::workload::ibench::StatementForms;
 use crate::workload::ibench::{IbenchParams, StepName};
 
 /// Flags that override a preset; `None` keeps the preset's value or the original's default.
@@ -30,6 +33,7 @@ pub struct IbenchOverrides {
     pub resync_get_min: Option<u64>,
     pub rows_per_query: Option<u64>,
     pub steps: Option<Vec<String>>,
+    pub statement_forms: Option<StatementForms>,
 }
 
 /// The original's default seed (iibench.py --seed).
@@ -113,6 +117,7 @@ pub fn ibench_params(
         customers: 100_000,
         max_price: 500,
         steps: Vec::new(),
+        statement_forms: o.statement_forms.unwrap_or(StatementForms::Original),
     };
     let all: Vec<String> = params
         .all_step_names()
@@ -161,9 +166,39 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is too large"))
 }
 
+/// Parses a size in bytes with an optional binary suffix, as perf's `--max-size` takes it:
+/// `2G`, `512M`, `200K`, `4096` (bytes; `B` allowed).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        Some('B') => (&t[..t.len() - 1], 0),
+        _ => (t.as_str(), 0),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (examples: 2G, 512M, 200K)"))?;
+    n.checked_mul(1u64 << shift)
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("'{s}' is not a size from 1 byte up (examples: 2G, 512M)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("200k"), Ok(200 << 10));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("1B"), Ok(1));
+        for bad in ["0", "-1M", "x", "99999999999G"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn counts_take_suffixes() {

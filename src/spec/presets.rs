@@ -4,6 +4,9 @@ use serde::Deserialize;
 
 use crate::error::bad_input;
 
+/// The built-in SQLite configs (`--target sqlite:NAME`), for listing with the presets.
+pub use crate::dbms::sqlite::CONFIGS as SQLITE_CONFIGS;
+
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Preset {

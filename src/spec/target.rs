@@ -1,4 +1,5 @@
-//! Inline target syntax: `ENGINE[+STORAGE][@PATH][:CONFIG]`, e.g. `sqlite`, `sqlite:wal-full`.
+//! Inline target syntax: `ENGINE[+STORAGE][@PATH|@VERSION][:CONFIG]`, e.g. `sqlite`,
+//! `sqlite:wal-full`, `postgres@/opt/pg/17.11`, `postgres@16.4` (a build from `dbperf fetch`).
 
 use std::path::PathBuf;
 
@@ -11,12 +12,19 @@ pub struct Target {
     pub engine: String,
     pub storage: Option<String>,
     pub path: Option<PathBuf>,
+    /// A version from dbperf's build cache (`postgres@16.4`, `postgres@17-debian`); resolved
+    /// to `path` and `build` by `fetch::resolve_target` before anything runs.
+    pub version: Option<String>,
+    /// The cached build's build.json, recorded in run.json (set with `version`).
+    pub build: Option<serde_json::Value>,
     /// Named config (for SQLite: a built-in pragma set).
     pub config: String,
     /// Extra settings layered over the config (SQLite: `--pragma k=v`).
     pub settings: Vec<(String, String)>,
     /// Config text from dbperf.toml; None means a built-in config of that name.
     pub config_text: Option<String>,
+    /// PostgreSQL: initdb options of the named config (`initdb = [...]`); None = dbperf's.
+    pub initdb: Option<Vec<String>>,
     /// Set for a server dbperf does not manage.
     pub external: Option<External>,
 }
@@ -27,10 +35,12 @@ pub struct External {
 }
 
 const ENGINES: &[&str] = &["sqlite", "postgres", "mariadb", "mysql"];
+/// The hidden test target (src/dbms/null.rs): not listed, never a benchmark result.
+const NULL: &str = "null";
 
 impl Target {
     pub fn is_server(&self) -> bool {
-        self.engine != "sqlite"
+        !matches!(self.engine.as_str(), "sqlite" | NULL)
     }
 
     pub fn rocksdb(&self) -> bool {
@@ -55,22 +65,40 @@ fn path_label(p: &std::path::Path) -> String {
     comps.pop().unwrap_or_else(|| "root".into())
 }
 
+/// `16.4`, `13`, `10.11.18`, `17-debian`: digits and dots, optionally a family after '-'.
+/// Anything else after '@' is a path (write `./15` for a directory named `15`).
+pub fn is_version(s: &str) -> bool {
+    let (v, family) = match s.split_once('-') {
+        Some((v, f)) => (v, Some(f)),
+        None => (s, None),
+    };
+    !v.is_empty()
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && !v.ends_with('.')
+        && !v.contains("..")
+        && family.map_or(true, |f| {
+            !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase())
+        })
+}
+
 pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     let (rest, config) = match s.split_once(':') {
         Some((r, c)) if !c.is_empty() => (r, Some(c.to_string())),
         Some(_) => return bad_input(format!("target '{s}' has an empty config name after ':'")),
         None => (s, None),
     };
-    let (rest, path) = match rest.split_once('@') {
-        Some((r, p)) if !p.is_empty() => (r, Some(PathBuf::from(p))),
+    let (rest, path, version) = match rest.split_once('@') {
+        Some((r, v)) if is_version(v) => (r, None, Some(v.to_string())),
+        Some((r, p)) if !p.is_empty() => (r, Some(PathBuf::from(p)), None),
         Some(_) => return bad_input(format!("target '{s}' has an empty path after '@'")),
-        None => (rest, None),
+        None => (rest, None, None),
     };
     let (engine, storage) = match rest.split_once('+') {
         Some((e, st)) => (e.to_string(), Some(st.to_string())),
         None => (rest.to_string(), None),
     };
-    if !ENGINES.contains(&engine.as_str()) {
+    if !ENGINES.contains(&engine.as_str()) && engine != NULL {
         return bad_input(format!(
             "unknown target engine '{engine}' in '{s}'; engines are: {}",
             ENGINES.join(", ")
@@ -94,7 +122,10 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         }
         _ => {}
     }
-    if engine == "sqlite" && path.is_some() {
+    if engine == NULL && (path.is_some() || version.is_some() || storage.is_some()) {
+        return bad_input(format!("target '{s}': null takes only a script after ':'"));
+    }
+    if engine == "sqlite" && (path.is_some() || version.is_some()) {
         return bad_input(format!(
             "target '{s}': sqlite is embedded (bundled {}), it takes no binary path",
             rusqlite::version()
@@ -118,6 +149,8 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     let config = config.unwrap_or_else(|| {
         if engine == "sqlite" {
             crate::dbms::sqlite::DEFAULT_CONFIG.to_string()
+        } else if engine == NULL {
+            "instant".to_string()
         } else {
             "default".to_string()
         }
@@ -131,6 +164,10 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         name.push('@');
         name.push_str(&path_label(p));
     }
+    if let Some(v) = &version {
+        name.push('@');
+        name.push_str(v);
+    }
     name.push('.');
     name.push_str(&config);
     if !settings.is_empty() {
@@ -141,9 +178,12 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         engine,
         storage,
         path,
+        version,
+        build: None,
         config,
         settings: settings.to_vec(),
         config_text: None,
+        initdb: None,
         external: None,
     })
 }
@@ -206,6 +246,27 @@ mod tests {
             parse("mysql@/opt/mysql-8.0.31", &[]).unwrap().name,
             "mysql@mysql-8.0.31.default"
         );
+        let t = parse("postgres@16.4:cx1", &[]).unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.version.as_deref(), t.path.as_deref()),
+            ("postgres@16.4.cx1", Some("16.4"), None)
+        );
+        assert_eq!(
+            parse("mariadb+rocksdb@10.5", &[])
+                .unwrap()
+                .version
+                .as_deref(),
+            Some("10.5")
+        );
+        assert_eq!(
+            parse("postgres@17-debian", &[]).unwrap().version.as_deref(),
+            Some("17-debian")
+        );
+        for p in ["./15", "15/bin", "16.x", "build"] {
+            let t = parse(&format!("postgres@{p}"), &[]).unwrap();
+            assert!(t.version.is_none() && t.path.is_some(), "{p}");
+        }
+        assert!(parse("sqlite@3.45", &[]).is_err());
         let e = parse("postgres", &[("a".into(), "b".into())]).unwrap_err();
         assert!(e.to_string().contains("sqlite targets only"), "{e}");
     }

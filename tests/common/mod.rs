@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use dbperf::results::{self, RunFile, StepFile};
 
+pub mod chromium;
+
 pub fn dbperf() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dbperf"));
     c.env("NO_COLOR", "1");
@@ -103,4 +105,70 @@ impl Drop for Instance<'_> {
             self.dir.to_str().unwrap(),
         ]);
     }
+}
+
+/// Processes whose command line mentions `path` (a server's data directory).
+pub fn processes_using(path: &Path) -> Vec<String> {
+    let needle = path.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) {
+                found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// The hardware figures of every step are taken over exactly its measured time: the /proc
+/// interval within 1% (+ 20 ms for the snapshots themselves) of `duration_s`, and the
+/// operations they are divided by are the engine's integer counts.
+pub fn check_cost_interval(steps: &[StepFile]) {
+    for s in steps {
+        if s.status != "ok" {
+            continue;
+        }
+        let h = s.hardware.as_ref().expect("hardware");
+        let gap = (h.interval_s - s.duration_s).abs();
+        assert!(
+            gap <= 0.01 * s.duration_s + 0.020,
+            "{}: interval {} s vs measured {} s",
+            s.step,
+            h.interval_s,
+            s.duration_s
+        );
+        assert_eq!(
+            h.op_count.fract(),
+            0.0,
+            "{}: op_count {}",
+            s.step,
+            h.op_count
+        );
+        let expected = match (h.op.as_str(), &s.sysbench) {
+            (_, Some(sb)) => Some(sb.queries),
+            ("insert", None) => Some(s.ops["insert"].rows),
+            ("query", None) => Some(s.ops["query"].count),
+            _ => None,
+        };
+        if let Some(e) = expected {
+            assert_eq!(h.op_count, e as f64, "{}: op_count", s.step);
+        }
+    }
+}
+
+/// The build cache shared by every test binary of one build tree (their directory names it), so
+/// one `cargo test` downloads each build once and later runs of the same tree reuse it; under
+/// /tmp, reachable by the server user when the tests run as root.
+pub fn fetch_cache() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let tree = exe.parent().unwrap_or(&exe);
+    let mut h: u64 = 1469598103934665603;
+    for b in tree.to_string_lossy().bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(1099511628211);
+    }
+    let d = PathBuf::from(format!("/tmp/dbperf-test-fetch-{h:x}"));
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }

@@ -14,7 +14,9 @@ use serde::Serialize;
 use crate::dbms::{Dbms, DeleteForm, IndexDef};
 use crate::engine::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
-use roles::{insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery};
+use roles::{
+    insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery, Sql,
+};
 use rows::{random_buffer, rng, stream_seed, DataParams, RowGen};
 
 /// Operation types, indexes into `KINDS`.
@@ -49,6 +51,28 @@ const RPC_QUERY_STEPS: u64 = 50;
 /// How far the inserter may run ahead of its deleter (the original's two queues of 8).
 const DELETE_LAG: usize = 16;
 
+/// Which statements are prepared (docs/ibench.md, "Statement forms").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatementForms {
+    /// As the original's drivers run iibench.py: INSERTs and DELETEs as SQL text; queries
+    /// prepared on PostgreSQL (and SQLite), text on MySQL/MariaDB.
+    Original,
+    /// Every statement prepared once per connection.
+    Prepared,
+}
+
+impl StatementForms {
+    /// Whether the queries of a step are prepared on this engine.
+    pub fn prepares_queries(self, engine: &str) -> bool {
+        self == StatementForms::Prepared || !matches!(engine, "mariadb" | "mysql")
+    }
+
+    pub fn prepares_writes(self) -> bool {
+        self == StatementForms::Prepared
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct IbenchParams {
     pub preset: String,
@@ -76,6 +100,7 @@ pub struct IbenchParams {
     pub max_price: u64,
     /// Steps to run, in benchmark order.
     pub steps: Vec<String>,
+    pub statement_forms: StatementForms,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -476,21 +501,31 @@ impl Ibench {
         let sql = insert_sql(table, rows, &|i| d.dialect().placeholder(i));
         let buf = self.buffer.clone();
         let dp = self.params.data_params();
+        let prepared = self.params.statement_forms.prepares_writes();
+        let table = table.to_string();
         move |conn| {
             let gen = RowGen::new(seed, buf, dp, step_index);
-            Ok(BatchWriter::new(conn, &sql, gen, rows)?)
+            if prepared {
+                Ok(BatchWriter::new(conn, &sql, gen, rows)?)
+            } else {
+                Ok(BatchWriter::text(&table, d.dialect(), gen, rows))
+            }
         }
     }
 
     fn deleter_factory(&self, table: &str, rows: u64, shared_min: Arc<AtomicI64>) -> RoleFactory {
         let dbms = self.dbms.clone();
-        let sql = dbms.dialect().ibench_delete(table, self.params.delete_form);
         let min_sql = format!("SELECT min(transactionid) FROM {table}");
         let form = self.params.delete_form;
         let resync_every = self.params.resync_get_min;
+        let prepared = self.params.statement_forms.prepares_writes();
+        let table = table.to_string();
         Box::new(move || {
             let mut conn = dbms.connect()?;
-            let stmt = conn.prepare(&sql)?;
+            let d = dbms.dialect();
+            let stmt = Sql::new(conn.as_mut(), prepared, d, &|ph| {
+                d.ibench_delete_with(&table, form, ph)
+            })?;
             Ok(Box::new(Deleter {
                 conn,
                 stmt,
@@ -513,31 +548,39 @@ impl Ibench {
         shared_min: Arc<AtomicI64>,
     ) -> RoleFactory {
         let dbms = self.dbms.clone();
-        let p = &self.params;
-        let d = dbms.dialect();
+        let p = self.params.clone();
         let limit = p.rows_per_query;
-        let range_sql = range_queries(table, d, p);
-        let in_list: Vec<String> = (1..=limit as usize).map(|i| d.placeholder(i)).collect();
-        let point_sql = format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-            in_list.join(",")
-        );
+        let table = table.to_string();
+        let prepared = p.statement_forms.prepares_queries(dbms.engine());
         let min_sql = format!("SELECT min(transactionid) FROM {table}");
         let max_sql = format!("SELECT max(transactionid) FROM {table}");
         Box::new(move || {
             let mut conn = dbms.connect()?;
+            let d = dbms.dialect();
             let mut ranges = Vec::new();
-            let mut point_stmt = 0;
+            let mut point_stmt = None;
             match mode {
                 QueryMode::Range => {
-                    for (sql, domain) in &range_sql {
+                    for (i, (_, domain)) in range_queries(&table, d, &p).iter().enumerate() {
+                        let stmt = Sql::new(conn.as_mut(), prepared, d, &|ph| {
+                            range_queries_with(&table, d, &p, ph).swap_remove(i).0
+                        })?;
                         ranges.push(RangeQuery {
-                            stmt: conn.prepare(sql)?,
+                            stmt,
                             domain: *domain,
                         });
                     }
                 }
-                QueryMode::Point => point_stmt = conn.prepare(&point_sql)?,
+                QueryMode::Point => {
+                    point_stmt = Some(Sql::new(conn.as_mut(), prepared, d, &|ph| {
+                        let in_list: Vec<String> = (1..=limit as usize).map(ph).collect();
+                        format!(
+                            "SELECT transactionid, productid, data FROM {table} WHERE \
+                             transactionid IN ({})",
+                            in_list.join(",")
+                        )
+                    })?)
+                }
             }
             // Start from the real minimum so the first point queries do not ask for rows the
             // deleter removed before its first estimate was published.
@@ -635,25 +678,40 @@ pub fn cleanup_and_wait(
     let start = Instant::now();
     let deadline = start + Duration::from_secs(budget_s);
     let mut actions = Vec::new();
-    let (restore, mut error) = match dbms.ibench_cleanup(tables, deadline, &mut actions) {
-        Ok(r) => (r, None),
-        Err(e) => (Vec::new(), Some(e.message)),
-    };
+    let mut restore = Vec::new();
+    let mut error = dbms
+        .ibench_cleanup(tables, deadline, &mut actions, &mut restore)
+        .err()
+        .map(|e| e.message);
     let work_s = start.elapsed().as_secs_f64();
     while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
         std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
     }
     let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
+    // Whatever failed above, every setting that was changed is put back; one that cannot be
+    // does not keep the others from being restored, and each failure is named.
     if !restore.is_empty() {
-        let restored = dbms.connect().and_then(|mut c| {
-            for sql in &restore {
-                c.execute_batch(sql)?;
-                actions.push(sql.clone());
+        let mut failed = Vec::new();
+        match dbms.connect() {
+            Ok(mut c) => {
+                for sql in &restore {
+                    match c.execute_batch(sql) {
+                        Ok(()) => actions.push(sql.clone()),
+                        Err(e) => failed.push(format!("{sql}: {}", e.message)),
+                    }
+                }
             }
-            Ok(())
-        });
-        if let Err(e) = restored {
-            error.get_or_insert(format!("restoring settings after the wait: {e:#}"));
+            Err(e) => failed.push(format!("{} (connecting: {e:#})", restore.join("; "))),
+        }
+        if !failed.is_empty() {
+            let msg = format!(
+                "could not restore settings after the wait: {}",
+                failed.join("; ")
+            );
+            error = Some(match error {
+                Some(first) => format!("{first}; {msg}"),
+                None => msg,
+            });
         }
     }
     Cleanup {
@@ -674,6 +732,16 @@ pub fn range_queries(
     d: &dyn crate::dbms::Dialect,
     p: &IbenchParams,
 ) -> Vec<(String, u64)> {
+    range_queries_with(table, d, p, &|i| d.placeholder(i))
+}
+
+/// As `range_queries`, with `ph` writing the parameter's place.
+pub fn range_queries_with(
+    table: &str,
+    d: &dyn crate::dbms::Dialect,
+    p: &IbenchParams,
+    ph: &dyn Fn(usize) -> String,
+) -> Vec<(String, u64)> {
     let limit = p.rows_per_query;
     let shapes = [
         (">=", p.products),
@@ -689,7 +757,7 @@ pub fn range_queries(
                 "SELECT {cols} FROM {table}{} WHERE {} {cmp} {} ORDER BY {cols} LIMIT {limit}",
                 hint(d.index_hint(&format!("{table}_{}", ix.suffix))),
                 ix.columns[0],
-                d.placeholder(1)
+                ph(1)
             );
             (sql, domain)
         })
@@ -730,6 +798,35 @@ mod tests {
 
     fn params(o: IbenchOverrides) -> IbenchParams {
         ibench_params(&presets::get("cached-small").unwrap(), &o).unwrap()
+    }
+
+    #[test]
+    fn settings_changed_before_a_cleanup_failure_are_all_put_back() {
+        use crate::dbms::null::{Null, NULL_RESTORE};
+        let stop = AtomicBool::new(false);
+        let d = Null::open("cleanup-fail").unwrap();
+        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
+        assert_eq!(
+            c.actions[2..],
+            NULL_RESTORE.map(String::from),
+            "{:?}",
+            c.actions
+        );
+        let e = c.error.unwrap();
+        assert!(e.contains("part way") && !e.contains("restore"), "{e}");
+
+        // One setting that cannot be put back does not keep the other from being restored.
+        let d = Null::open("cleanup-fail.restore-fail").unwrap();
+        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
+        assert_eq!(
+            c.actions.last().unwrap(),
+            NULL_RESTORE[1],
+            "{:?}",
+            c.actions
+        );
+        assert!(!c.actions.contains(&NULL_RESTORE[0].to_string()));
+        let e = c.error.unwrap();
+        assert!(e.contains("part way") && e.contains(NULL_RESTORE[0]), "{e}");
     }
 
     #[test]

@@ -6,20 +6,133 @@ use std::sync::Arc;
 
 use super::rows::{below, Batch, Rand, RowGen};
 use super::{DELETE, INDEX, INSERT, QUERY};
-use crate::dbms::{Conn, DbError, DeleteForm, Param, StmtId};
-use crate::engine::{OpError, OpOutcome, Role};
+use crate::dbms::{Conn, DbError, DeleteForm, Dialect, Param, StmtId};
+use crate::engine::{ErrorClass, OpError, OpOutcome, Role};
 
+/// An ignorable error skips the operation (the original has no transactions to restart).
 fn op_err(kind: usize, e: DbError) -> OpError {
     OpError {
         kind,
-        fatal: !e.transient,
+        class: if e.transient {
+            ErrorClass::Ignored
+        } else {
+            ErrorClass::Failed
+        },
         message: e.message,
     }
 }
 
+/// How a statement reaches the server: prepared once and executed with parameters, or sent as
+/// SQL text with its values written in (parsed and planned every time), as the original's
+/// iibench.py does for most statements (docs/ibench.md, "Statement forms").
+pub enum Sql {
+    Prepared(StmtId),
+    Text {
+        /// The SQL between the parameters: one more part than parameters.
+        parts: Vec<String>,
+        /// The statement as sent, reused from one execution to the next.
+        buf: String,
+        /// MySQL reads backslashes in string literals as escapes.
+        backslash_escapes: bool,
+    },
+}
+
+/// Writes the i-th (1-based) parameter's place into a statement.
+pub type Placeholder<'a> = &'a dyn Fn(usize) -> String;
+
+/// Marks a parameter's place while a template is split into its parts.
+const HOLE: &str = "\u{1}";
+
+impl Sql {
+    /// `sql` built by `template` with a placeholder per parameter (`$1` or `?` when prepared).
+    pub fn new(
+        conn: &mut dyn Conn,
+        prepared: bool,
+        d: &dyn Dialect,
+        template: &dyn Fn(Placeholder) -> String,
+    ) -> Result<Sql, DbError> {
+        if prepared {
+            let sql = template(&|i| d.placeholder(i));
+            return Ok(Sql::Prepared(conn.prepare(&sql)?));
+        }
+        let sql = template(&|_| HOLE.to_string());
+        Ok(Sql::Text {
+            parts: sql.split(HOLE).map(String::from).collect(),
+            buf: String::with_capacity(sql.len() + 64),
+            backslash_escapes: d.backslash_escapes(),
+        })
+    }
+
+    fn render(&mut self, params: &[Param]) -> Option<&str> {
+        let Sql::Text {
+            parts,
+            buf,
+            backslash_escapes,
+        } = self
+        else {
+            return None;
+        };
+        buf.clear();
+        for (i, part) in parts.iter().enumerate() {
+            buf.push_str(part);
+            if let Some(p) = params.get(i) {
+                literal(buf, p, *backslash_escapes);
+            }
+        }
+        Some(buf.as_str())
+    }
+
+    /// Runs a statement that returns no rows; the rows it changed.
+    pub fn execute(&mut self, conn: &mut dyn Conn, params: &[Param]) -> Result<u64, DbError> {
+        match self {
+            Sql::Prepared(id) => conn.execute(*id, params),
+            text => {
+                let sql = text.render(params).expect("a text statement");
+                conn.run_text(sql)
+            }
+        }
+    }
+
+    /// Runs a query and fetches every row; the rows fetched.
+    pub fn query(&mut self, conn: &mut dyn Conn, params: &[Param]) -> Result<u64, DbError> {
+        match self {
+            Sql::Prepared(id) => conn.query(*id, params),
+            text => {
+                let sql = text.render(params).expect("a text statement");
+                conn.run_text(sql)
+            }
+        }
+    }
+}
+
+/// A parameter as an SQL literal.
+fn literal(out: &mut String, p: &Param, backslash_escapes: bool) {
+    use std::fmt::Write;
+    match p {
+        Param::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Param::Text(s) | Param::DateTime(s) => quoted(out, s, backslash_escapes),
+    }
+}
+
+fn quoted(out: &mut String, s: &str, backslash_escapes: bool) {
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' if backslash_escapes => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
 /// Multi-row INSERT of a fixed batch size, one statement per transaction (autocommit).
 pub struct BatchWriter {
-    stmt: StmtId,
+    stmt: Option<StmtId>,
+    /// Text form: `INSERT ... VALUES ` then the rows written in; reused.
+    text: Option<(String, usize, bool)>,
     gen: RowGen,
     batch: Batch,
     rows: usize,
@@ -50,16 +163,53 @@ pub fn insert_sql(table: &str, rows: usize, ph: &dyn Fn(usize) -> String) -> Str
 impl BatchWriter {
     pub fn new(conn: &mut dyn Conn, sql: &str, gen: RowGen, rows: usize) -> Result<Self, DbError> {
         Ok(BatchWriter {
-            stmt: conn.prepare(sql)?,
+            stmt: Some(conn.prepare(sql)?),
+            text: None,
             gen,
             batch: Batch::default(),
             rows,
         })
     }
 
+    /// The original's text INSERT: `VALUES ('<ts>',<cr>,<cust>,<prod>,<price>.00,'<data>'),...`
+    /// (iibench.py formats the price with two decimals).
+    pub fn text(table: &str, d: &dyn Dialect, gen: RowGen, rows: usize) -> BatchWriter {
+        let head = format!(
+            "INSERT INTO {table} (dateandtime,cashregisterid,customerid,productid,price,data) VALUES "
+        );
+        let len = head.len();
+        BatchWriter {
+            stmt: None,
+            text: Some((head, len, d.backslash_escapes())),
+            gen,
+            batch: Batch::default(),
+            rows,
+        }
+    }
+
     pub fn write(&mut self, conn: &mut dyn Conn) -> Result<u64, DbError> {
         self.gen.fill(&mut self.batch, self.rows);
         let b = &self.batch;
+        if let Some((sql, head, backslash)) = self.text.as_mut() {
+            use std::fmt::Write;
+            sql.truncate(*head);
+            for (i, (cols, data)) in b.cols.iter().zip(&b.data).enumerate() {
+                let [cashregisterid, customerid, productid, price] = *cols;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push('(');
+                quoted(sql, &b.dateandtime, *backslash);
+                let _ = write!(
+                    sql,
+                    ",{cashregisterid},{customerid},{productid},{price}.00,"
+                );
+                quoted(sql, data, *backslash);
+                sql.push(')');
+            }
+            return conn.run_text(sql);
+        }
+        let stmt = self.stmt.expect("a prepared writer");
         let mut params: Vec<Param> = Vec::with_capacity(self.rows * 6);
         for (cols, data) in b.cols.iter().zip(&b.data) {
             let [cashregisterid, customerid, productid, price] = *cols;
@@ -72,7 +222,7 @@ impl BatchWriter {
                 Param::Text(data),
             ]);
         }
-        conn.execute(self.stmt, &params)
+        conn.execute(stmt, &params)
     }
 }
 
@@ -100,7 +250,7 @@ impl Role for Inserter {
 /// queue of constant size (spec §1.6).
 pub struct Deleter {
     pub conn: Box<dyn Conn>,
-    pub stmt: StmtId,
+    pub stmt: Sql,
     pub min_sql: String,
     pub form: DeleteForm,
     pub rows: i64,
@@ -135,8 +285,8 @@ impl Role for Deleter {
         self.min_est += self.rows;
         self.shared_min.store(self.min_est, Ordering::Relaxed);
         let rows = self
-            .conn
-            .execute(self.stmt, &[Param::Int(lo), Param::Int(second)])
+            .stmt
+            .execute(self.conn.as_mut(), &[Param::Int(lo), Param::Int(second)])
             .map_err(|e| op_err(DELETE, e))?;
         Ok(OpOutcome::Done { kind: DELETE, rows })
     }
@@ -152,7 +302,7 @@ pub enum QueryMode {
 
 /// Range query shapes (spec §1.7): (start value domain, SQL).
 pub struct RangeQuery {
-    pub stmt: StmtId,
+    pub stmt: Sql,
     pub domain: u64,
 }
 
@@ -161,7 +311,7 @@ pub struct Querier {
     pub conn: Box<dyn Conn>,
     pub mode: QueryMode,
     pub ranges: Vec<RangeQuery>,
-    pub point_stmt: StmtId,
+    pub point_stmt: Option<Sql>,
     pub rows_per_query: usize,
     pub rng: Rand,
     pub max_sql: String,
@@ -189,9 +339,9 @@ impl Role for Querier {
         let rows = match self.mode {
             QueryMode::Range => {
                 let g = below(&mut self.rng, self.ranges.len() as u64) as usize;
-                let q = &self.ranges[g];
+                let q = &mut self.ranges[g];
                 let start = below(&mut self.rng, q.domain) as i64;
-                self.conn.query(q.stmt, &[Param::Int(start)])
+                q.stmt.query(self.conn.as_mut(), &[Param::Int(start)])
             }
             QueryMode::Point => {
                 // Ids uniform in [min estimate, max), as the original.
@@ -202,7 +352,8 @@ impl Role for Querier {
                     self.ids
                         .push(Param::Int(lo + below(&mut self.rng, span) as i64));
                 }
-                self.conn.query(self.point_stmt, &self.ids)
+                let stmt = self.point_stmt.as_mut().expect("point queries are set up");
+                stmt.query(self.conn.as_mut(), &self.ids)
             }
         };
         let rows = rows.map_err(|e| op_err(QUERY, e))?;

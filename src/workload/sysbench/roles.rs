@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::catalog::{Arg, Counter, Microbenchmark, TableChoice};
 use super::keys::{digit_groups, KeyGen, C_GROUPS, PAD_GROUPS};
 use crate::dbms::{Conn, DbError, Dbms, Dialect, Param, StmtId};
-use crate::engine::{OpError, OpOutcome, Role};
+use crate::engine::{ErrorClass, OpError, OpOutcome, Role};
 use crate::workload::ibench::rows::{below, Rand};
 
 /// Operation types, indexes into `KINDS`.
@@ -456,7 +456,12 @@ impl Role for Runner {
                 }
                 Err(OpError {
                     kind,
-                    fatal: !ignorable,
+                    // As sysbench: the event is rolled back and a new one started.
+                    class: if ignorable {
+                        ErrorClass::Retried
+                    } else {
+                        ErrorClass::Failed
+                    },
                     message: e.message,
                 })
             }
@@ -556,7 +561,7 @@ impl Loader {
 fn fatal(kind: usize, e: DbError) -> OpError {
     OpError {
         kind,
-        fatal: true,
+        class: ErrorClass::Failed,
         message: e.message,
     }
 }

@@ -1,0 +1,368 @@
+//! `dbperf history add|changes|report`: import result directories into a history database, find
+//! where each series changed, and draw the series with their changes (docs/history.md).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::analysis::changepoint::{self, Options};
+use crate::error::bad_input;
+use crate::history::{self, changes, page, Filter, History, Location, Series};
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Import result directories (a run's `--out` directory or one target's directory) into
+    /// the history database. A run imported before is left as it is.
+    Add(AddArgs),
+    /// Find change points in each series (target x step x operation x metric over time):
+    /// where it moved, between which builds, by how much, and how sure.
+    Changes(ChangesArgs),
+    /// Write DIR/index.html, a self-contained page with a chart per series (change points
+    /// marked, segment means drawn) and a table of each series' changes, and DIR/changes.json
+    /// (as `changes --format json`).
+    Report(ReportArgs),
+    /// Change points of series read from standard input, one series a line (numbers separated
+    /// by commas or spaces); prints the 0-based indices of each line's changes. For benches.
+    #[command(hide = true)]
+    Detect(DetectArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DbArg {
+    /// The history database: a SQLite file, or a PostgreSQL URL
+    /// (postgres://USER@HOST:PORT/DATABASE; the password from PGPASSWORD)
+    /// [default: ./dbperf-history.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct AddArgs {
+    /// Result directories.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DetectorArgs {
+    /// A change is reported when its permutation p-value is at most this.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub alpha: f64,
+    /// Permutations per significance test.
+    #[arg(long, default_value_t = 199, value_name = "N")]
+    pub permutations: u32,
+    /// Fewest runs on either side of a change.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub min_runs: usize,
+}
+
+impl DetectorArgs {
+    fn options(&self) -> anyhow::Result<Options> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return bad_input(format!(
+                "--alpha {}: give a p-value between 0 and 1",
+                self.alpha
+            ));
+        }
+        if self.permutations == 0 || self.permutations > 100_000 {
+            return bad_input(format!(
+                "--permutations {}: give 1 to 100000",
+                self.permutations
+            ));
+        }
+        if self.min_runs < 2 {
+            return bad_input(format!(
+                "--min-runs {}: at least 2 (the statistic compares pairs)",
+                self.min_runs
+            ));
+        }
+        Ok(Options {
+            alpha: self.alpha,
+            permutations: self.permutations,
+            min_size: self.min_runs,
+            ..Options::default()
+        })
+    }
+}
+
+/// Which series to read and how to find their changes: shared by `changes` and `report`.
+#[derive(Args, Debug)]
+pub struct SeriesArgs {
+    /// Only this target's series.
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Only this step's series (l.i0, qr100, point-query_range=100, ...).
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+    /// Only this operation type's series (insert, query, ...); `-` for figures of the whole
+    /// step (headline, CPU per op).
+    #[arg(long, value_name = "OP")]
+    pub op: Option<String>,
+    /// Only this metric (headline, ops_per_s, p99_us, cv_per_s, ...; docs/history.md).
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+    /// Leave out changes smaller than this, percent of the mean before.
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub min_change: f64,
+    #[command(flatten)]
+    pub detector: DetectorArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ChangesArgs {
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub series: SeriesArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Directory for index.html and changes.json: new, empty, or one an earlier `history
+    /// report` wrote (its two files are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub series: SeriesArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DetectArgs {
+    /// Read the series from standard input (the only source).
+    #[arg(long, required = true)]
+    pub stdin: bool,
+    #[command(flatten)]
+    pub detector: DetectorArgs,
+}
+
+fn location(db: &DbArg) -> anyhow::Result<Location> {
+    match &db.db {
+        Some(s) => Location::parse(s),
+        None => Ok(history::default_location()),
+    }
+}
+
+pub fn run(cmd: HistoryCommand) -> anyhow::Result<i32> {
+    match cmd {
+        HistoryCommand::Add(a) => add(a),
+        HistoryCommand::Changes(a) => changes_cmd(a),
+        HistoryCommand::Report(a) => report(a),
+        HistoryCommand::Detect(a) => detect(a),
+    }
+}
+
+fn add(a: AddArgs) -> anyhow::Result<i32> {
+    let loc = location(&a.db)?;
+    let targets = history::find_targets(&a.dirs)?;
+    let mut h = History::open(loc)?;
+    let added = h.add(targets)?;
+    for (dir, target, n) in &added.imported {
+        out!("imported  {target}  {n} measurements  ({})", dir.display());
+    }
+    for (dir, target) in &added.already {
+        out!("already   {target}  ({})", dir.display());
+    }
+    for s in &added.skipped {
+        out!("skipped   {s}");
+    }
+    out!(
+        "{} run(s) imported, {} already there; {} run(s) in {}",
+        added.imported.len(),
+        added.already.len(),
+        h.run_count()?,
+        h.location.describe()
+    );
+    Ok(super::EXIT_OK)
+}
+
+/// What `changes` and `report` read, checked: bad input before anything is opened.
+struct Checked {
+    opts: Options,
+    min_change: f64,
+    location: Location,
+    filter: Filter,
+}
+
+fn check(a: SeriesArgs) -> anyhow::Result<Checked> {
+    let opts = a.detector.options()?;
+    if !(a.min_change >= 0.0 && a.min_change.is_finite()) {
+        return bad_input(format!(
+            "--min-change {}: give a percentage, 0 or more",
+            a.min_change
+        ));
+    }
+    let location = location(&a.db)?;
+    if let Location::Sqlite(p) = &location {
+        if !p.is_file() {
+            return bad_input(format!(
+                "there is no history database at {}: import results first with `dbperf history add DIR`",
+                p.display()
+            ));
+        }
+    }
+    Ok(Checked {
+        opts,
+        min_change: a.min_change / 100.0,
+        location,
+        filter: Filter {
+            target: a.target,
+            step: a.step,
+            op: a.op.map(|o| if o == "-" { String::new() } else { o }),
+            metric: a.metric,
+        },
+    })
+}
+
+/// The series that pass the filter and their changes.
+fn find(c: &Checked) -> anyhow::Result<(String, Vec<Series>, Vec<changes::Change>)> {
+    let mut h = History::open(c.location.clone())?;
+    let series = h.series(&c.filter)?;
+    let found = changes::find(&series, &c.opts, c.min_change);
+    Ok((h.location.describe(), series, found))
+}
+
+fn report(a: ReportArgs) -> anyhow::Result<i32> {
+    let c = check(a.series)?;
+    page::check_out(&a.out)?;
+    let (history, series, found) = find(&c)?;
+    let written = page::write(
+        &a.out,
+        &page::Page {
+            series: &series,
+            changes: &found,
+            history,
+            filter: &c.filter,
+            opts: &c.opts,
+            min_change: c.min_change,
+        },
+    )?;
+    for p in &written {
+        out!("{}", p.display());
+    }
+    if series.is_empty() {
+        out!("no series match (dbperf history add imports results); the page says so");
+    } else {
+        out!("{} change(s) in {} series", found.len(), series.len());
+    }
+    Ok(super::EXIT_OK)
+}
+
+fn changes_cmd(a: ChangesArgs) -> anyhow::Result<i32> {
+    let c = check(a.series)?;
+    let opts = c.opts;
+    let (_, series, found) = find(&c)?;
+    match a.format {
+        Format::Json => write_stdout(&changes::to_json(&found)),
+        Format::Csv => write_stdout(&changes::to_csv(&found)),
+        Format::Text => {
+            if series.is_empty() {
+                out!("no series match (dbperf history add imports results)");
+                return Ok(super::EXIT_OK);
+            }
+            for c in &found {
+                let rel = c
+                    .relative
+                    .map(|r| format!("{:+.1}%", r * 100.0))
+                    .unwrap_or_else(|| "n/a".into());
+                out!(
+                    "{}: {rel} at run {} of {} (p = {:.3}); {} {} -> {} {}",
+                    changes::series_name(c),
+                    c.index + 1,
+                    c.runs,
+                    c.p_value,
+                    fmt_num(c.mean_before),
+                    c.unit,
+                    fmt_num(c.mean_after),
+                    c.unit,
+                );
+                out!(
+                    "    before: {} ({}, run {})",
+                    c.build_before,
+                    c.started_before,
+                    &c.run_before[..c.run_before.len().min(12)]
+                );
+                out!(
+                    "    after:  {} ({}, run {}){}{}",
+                    c.build_after,
+                    c.started_after,
+                    &c.run_after[..c.run_after.len().min(12)],
+                    if c.host_changed {
+                        "; the host changed"
+                    } else {
+                        ""
+                    },
+                    if c.config_changed {
+                        "; the config changed"
+                    } else {
+                        ""
+                    },
+                );
+            }
+            out!(
+                "{} change(s) in {} series (E-divisive means, permutation test, alpha {})",
+                found.len(),
+                series.len(),
+                opts.alpha
+            );
+        }
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// All of `text` to stdout; a closed stdout is not an error (see `out!`).
+fn write_stdout(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// Series from standard input, bounded: a line longer than this is refused.
+const DETECT_MAX_BYTES: u64 = 64 << 20;
+
+fn detect(a: DetectArgs) -> anyhow::Result<i32> {
+    let opts = a.detector.options()?;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(DETECT_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .or_else(|e| bad_input(format!("standard input is not text: {e}")))?;
+    if text.len() as u64 > DETECT_MAX_BYTES {
+        return bad_input("standard input is over 64 MiB");
+    }
+    for (n, line) in text.lines().enumerate() {
+        let mut x = Vec::new();
+        for tok in line.split([',', ' ', '\t']).filter(|t| !t.is_empty()) {
+            match tok.parse::<f64>() {
+                Ok(v) if v.is_finite() => x.push(v),
+                _ => return bad_input(format!("line {}: '{tok}' is not a number", n + 1)),
+            }
+        }
+        let idx: Vec<String> = changepoint::detect(&x, &opts)
+            .iter()
+            .map(|c| c.index.to_string())
+            .collect();
+        out!("{}", idx.join(","));
+    }
+    Ok(super::EXIT_OK)
+}

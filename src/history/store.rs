@@ -1,0 +1,149 @@
+//! The two databases a history can live in, behind the four things the history needs: run a
+//! statement, count what it changed, read rows as text, and transactions. Statements are SQL
+//! text with literals quoted here (`lit`), in the dialect both engines share.
+
+use anyhow::Context;
+
+use super::location::Location;
+use crate::dbms::postgres::PgConn;
+use crate::dbms::Conn;
+
+/// A row as text: NULL is None.
+pub type Row = Vec<Option<String>>;
+
+pub trait Store {
+    /// Statements separated by `;`, no result.
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()>;
+    /// One statement; rows it inserted, updated or deleted.
+    fn exec(&mut self, sql: &str) -> anyhow::Result<u64>;
+    fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>>;
+}
+
+pub fn open(loc: &Location) -> anyhow::Result<Box<dyn Store>> {
+    match loc {
+        Location::Sqlite(path) => {
+            let conn = rusqlite::Connection::open(path)
+                .with_context(|| format!("cannot open the history database {}", path.display()))?;
+            // Another dbperf importing at the same time waits for it instead of failing.
+            conn.busy_timeout(std::time::Duration::from_secs(30))?;
+            Ok(Box::new(Sqlite(conn)))
+        }
+        Location::Postgres(ep) => {
+            let mut conn = PgConn::connect(ep).map_err(|e| anyhow::anyhow!("{e}"))?;
+            // Literals are quoted the standard way (no backslash escapes), whatever the server's
+            // default; and a lock held by another importer is waited for, boundedly.
+            conn.execute_batch(
+                "SET standard_conforming_strings = on; SET lock_timeout = '60s'; \
+                 SET statement_timeout = '300s'",
+            )
+            .map_err(|e| anyhow::anyhow!("history database: {e}"))?;
+            Ok(Box::new(Postgres(conn)))
+        }
+    }
+}
+
+/// A string as an SQL literal: single quotes doubled. NUL, which neither engine stores in text,
+/// is dropped.
+pub fn lit(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\0' => {}
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+pub fn lit_opt(s: Option<&str>) -> String {
+    s.map_or_else(|| "NULL".into(), lit)
+}
+
+/// A finite number as a literal both engines read back exactly (Rust prints the shortest
+/// representation that round-trips).
+pub fn num(v: f64) -> String {
+    debug_assert!(v.is_finite());
+    format!("{v:?}")
+}
+
+struct Sqlite(rusqlite::Connection);
+
+impl Store for Sqlite {
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.0.execute_batch(sql).context("history database")
+    }
+
+    fn exec(&mut self, sql: &str) -> anyhow::Result<u64> {
+        Ok(self.0.execute(sql, []).context("history database")? as u64)
+    }
+
+    fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>> {
+        use rusqlite::types::ValueRef;
+        let mut st = self.0.prepare(sql).context("history database")?;
+        let n = st.column_count();
+        let mut rows = st.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let mut row = Vec::with_capacity(n);
+            for i in 0..n {
+                row.push(match r.get_ref(i)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v.to_string()),
+                    ValueRef::Real(v) => Some(format!("{v:?}")),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
+
+struct Postgres(PgConn);
+
+impl Store for Postgres {
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.0
+            .execute_batch(sql)
+            .map_err(|e| anyhow::anyhow!("history database: {e}"))
+    }
+
+    fn exec(&mut self, sql: &str) -> anyhow::Result<u64> {
+        self.0
+            .run_text(sql)
+            .map_err(|e| anyhow::anyhow!("history database: {e}"))
+    }
+
+    fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>> {
+        let mut out = Vec::new();
+        self.0
+            .wire_rows(sql, |cols| {
+                out.push(
+                    cols.iter()
+                        .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
+                        .collect(),
+                )
+            })
+            .map_err(|e| anyhow::anyhow!("history database: {e}"))?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_quoted() {
+        assert_eq!(lit("it's"), "'it''s'");
+        assert_eq!(lit("a\0b"), "'ab'");
+        assert_eq!(lit_opt(None), "NULL");
+        assert_eq!(num(0.1), "0.1");
+        assert_eq!(num(1e300).parse::<f64>().unwrap(), 1e300);
+    }
+}

@@ -1,0 +1,200 @@
+//! CPU profiles in the report: per step and target a flame graph, and against the base target a
+//! differential flame graph and the functions whose CPU per operation changed most
+//! (docs/profiles.md). Reads the step files' `profile` and the folded files beside them.
+
+use base64::Engine as _;
+
+use super::input::TargetResult;
+use super::model::{Better, Block, Cell, Chart, Column, Kind, Row, Section, Table};
+use crate::profile::{diff, flame};
+
+/// Functions listed per step and target against the base.
+const TOP: usize = 15;
+
+/// The section, or None when no result holds a profile.
+pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
+    let mut s = Section::new("profiles", "CPU profiles");
+    let mut any = false;
+    let load = |t: &TargetResult, step: &str| {
+        diff::load(&t.dir.join("steps").join(format!("{step}.json"))).ok()
+    };
+    let steps: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for t in all {
+            for st in &t.steps {
+                if !v.contains(&st.name) {
+                    v.push(st.name.clone());
+                }
+            }
+        }
+        v
+    };
+    for step in &steps {
+        let mut sub = Section::new(format!("profile-{step}"), format!("Step {step}"));
+        let base_profile = all.get(base).and_then(|b| load(b, step));
+        let mut charts = Vec::new();
+        for (i, t) in all.iter().enumerate() {
+            let Some(p) = load(t, step) else { continue };
+            any = true;
+            let unresolved = crate::profile::fold::stats(&p.stacks).unresolved;
+            let mut subtitle = format!(
+                "{} samples, {} with an unresolved leaf [in brackets]",
+                p.samples(),
+                unresolved
+            );
+            if let Some(share) = p.perf_cpu_share {
+                subtitle.push_str(&format!(
+                    "; perf itself used {:.2}% of the host's CPU",
+                    share * 100.0
+                ));
+            }
+            if let Some(why) = &p.partial {
+                subtitle.push_str(&format!("; partial: {why}"));
+            }
+            if let Ok(svg) = flame::svg(
+                &flame::lines(&p.stacks),
+                &format!("{} {step}: CPU flame graph", t.name()),
+                Some(subtitle),
+                "samples",
+            ) {
+                charts.push(chart(
+                    format!("{} {step} flame graph", t.name()),
+                    &svg,
+                    false,
+                ));
+            }
+            if i == base {
+                continue;
+            }
+            let Some(bp) = &base_profile else { continue };
+            let (unit, lines) = diff::differential_lines(bp, &p);
+            let count = match unit {
+                diff::Unit::UsPerOp => "CPU ns/op",
+                diff::Unit::PctOfSamples => "1/100 % of samples",
+            };
+            if let Ok(svg) = flame::svg(
+                &lines,
+                &format!(
+                    "{} vs {} {step}: differential flame graph",
+                    t.name(),
+                    all[base].name()
+                ),
+                Some(format!(
+                    "widths: {}; red grew, blue shrank ({count} per {})",
+                    t.name(),
+                    p.op
+                )),
+                count,
+            ) {
+                charts.push(chart(
+                    format!(
+                        "{} vs {} {step} differential flame graph",
+                        t.name(),
+                        all[base].name()
+                    ),
+                    &svg,
+                    true,
+                ));
+            }
+            sub.blocks.push(Block::Table(table(
+                step,
+                t.name(),
+                all[base].name(),
+                &diff::compare(bp, &p, TOP),
+            )));
+        }
+        if !charts.is_empty() {
+            sub.blocks.insert(0, Block::Charts(charts));
+            s.sub.push(sub);
+        }
+    }
+    any.then_some(s)
+}
+
+/// The flame graph in a frame of its own: inferno's search and zoom script then works as in a
+/// standalone SVG, however many graphs the page holds.
+fn chart(title: String, svg: &str, base_dependent: bool) -> Chart {
+    let height = svg
+        .split_once("height=\"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .and_then(|(h, _)| h.parse::<u32>().ok())
+        .unwrap_or(600)
+        .min(4000);
+    let data = base64::engine::general_purpose::STANDARD.encode(svg);
+    Chart {
+        svg: format!(
+            r#"<iframe class="flame" title="{}" style="width:100%;border:0" height="{}" src="data:image/svg+xml;base64,{data}"></iframe>"#,
+            title.replace('"', "&quot;").replace('<', "&lt;"),
+            height + 8
+        ),
+        title,
+        base_dependent,
+    }
+}
+
+fn table(step: &str, target: &str, base: &str, d: &diff::Diff) -> Table {
+    let u = d.unit.label();
+    let col = |k: &str, l: &str, h: &str| Column::new(k, l, u, h, Better::Lower);
+    let f = |x: f64| Cell::num(x, format!("{x:.3}"));
+    Table {
+        id: format!("profile-{step}-{target}"),
+        title: format!(
+            "{target} vs {base}, {step}: functions whose CPU per operation changed most"
+        ),
+        kind: Kind::Absolute,
+        suite: "profile",
+        step: Some(step.to_string()),
+        op: None,
+        row_header: "function".into(),
+        columns: vec![
+            col(
+                "base_self",
+                &format!("{base} self"),
+                "CPU in the function itself, base",
+            ),
+            col(
+                "new_self",
+                &format!("{target} self"),
+                "CPU in the function itself",
+            ),
+            col(
+                "change_self",
+                "change self",
+                "self CPU per op, target minus base",
+            ),
+            col(
+                "base_total",
+                &format!("{base} total"),
+                "with what it called, base",
+            ),
+            col(
+                "new_total",
+                &format!("{target} total"),
+                "with what it called",
+            ),
+        ],
+        rows: d
+            .rows
+            .iter()
+            .map(|r| Row {
+                label: r.function.clone(),
+                target: None,
+                cells: vec![
+                    f(r.base_self),
+                    f(r.new_self),
+                    f(r.change_self()),
+                    f(r.base_total),
+                    f(r.new_total),
+                ],
+                note: None,
+            })
+            .collect(),
+        legend: Some(
+            "Share of the samples times the step's CPU per operation of the processes sampled; \
+             [bracketed] frames could not be resolved to a function."
+                .into(),
+        ),
+        source: None,
+        base: Some(base.to_string()),
+    }
+}

@@ -1,0 +1,160 @@
+//! `campaign.json`: the journal of a run directory. Every cell (a target, a suite, a round) with
+//! its state, rewritten atomically at every change, so a run killed at any moment (SIGKILL, a
+//! reboot) can be resumed from the file alone (docs/campaigns.md).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::Tool;
+
+pub const JOURNAL: &str = "campaign.json";
+
+/// Where a cell stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellState {
+    Planned,
+    /// Being run (by the process in `runner`); found so on resume: that process was killed.
+    Running,
+    Done,
+    Failed,
+    Interrupted,
+    /// Another shard's cell: run elsewhere.
+    Elsewhere,
+}
+
+impl CellState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CellState::Planned => "planned",
+            CellState::Running => "running",
+            CellState::Done => "done",
+            CellState::Failed => "failed",
+            CellState::Interrupted => "interrupted",
+            CellState::Elsewhere => "elsewhere",
+        }
+    }
+}
+
+/// A process as it can be recognised later: its pid alone may have been reused, so the start
+/// time (clock ticks after boot, /proc/<pid>/stat) and the boot it belongs to go with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessMark {
+    pub pid: u32,
+    pub start_ticks: u64,
+    pub boot_id: String,
+}
+
+/// A managed server a cell started, to be found and stopped if its dbperf was killed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerLease {
+    pub process: ProcessMark,
+    pub datadir: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalCell {
+    /// Also the cell's directory under the run directory.
+    pub id: String,
+    pub target: String,
+    pub suite: String,
+    /// 1-based.
+    pub round: u32,
+    /// Position in the whole plan, 0-based.
+    pub order: usize,
+    pub state: CellState,
+    /// How many times it was started.
+    pub attempts: u32,
+    /// How many of those attempts ended failed. An attempt whose dbperf was killed is redone
+    /// without counting here, so it does not use up the failed cell's one retry. Absent in
+    /// older journals (see `failed_attempts`).
+    #[serde(default)]
+    pub failures: u32,
+    /// What the cell runs, as it was planned: the suite's parameters and the target's
+    /// definition, `key = value` (long values as `sha256:<hex>`), so a resume can tell that
+    /// dbperf.toml or the flags changed under it. Absent in older journals: not checked.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprint: BTreeMap<String, String>,
+    /// The dbperf process running it (state `running`).
+    #[serde(default)]
+    pub runner: Option<ProcessMark>,
+    /// Servers it started and has not stopped yet.
+    #[serde(default)]
+    pub servers: Vec<ServerLease>,
+    /// The data directory dbperf made for it (removed when it is redone).
+    #[serde(default)]
+    pub work_dir: Option<String>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub ended_at: Option<String>,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl JournalCell {
+    /// Attempts that ended failed. An older journal did not count them apart from killed
+    /// attempts: there every attempt of a failed cell counts as failed, as it did then.
+    pub fn failed_attempts(&self) -> u32 {
+        if self.failures == 0 && self.state == CellState::Failed {
+            self.attempts
+        } else {
+            self.failures
+        }
+    }
+}
+
+/// How the run was asked for, so `--resume` can ask for it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    /// dbperf's arguments (the program name left out).
+    pub args: Vec<String>,
+    /// The working directory they are relative to.
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    pub schema: u32,
+    pub tool: Tool,
+    /// `[campaign.<name>]` of dbperf.toml; null for a run of `--target`s.
+    pub campaign: Option<String>,
+    pub created_at: String,
+    pub invocation: Invocation,
+    pub rounds: u32,
+    pub shard: Option<Shard>,
+    /// The target relative numbers are against in the campaign's report.
+    pub base: Option<String>,
+    pub cells: Vec<JournalCell>,
+}
+
+/// What run.json says about the cell it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignCell {
+    pub campaign: Option<String>,
+    pub cell: String,
+    pub round: u32,
+    pub rounds: u32,
+    pub attempt: u32,
+    #[serde(default)]
+    pub shard: Option<Shard>,
+}
+
+pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
+    super::read_versioned(&dir.join(JOURNAL))
+}
+
+pub fn write_journal(dir: &Path, j: &Journal) -> std::io::Result<()> {
+    super::write_json_atomic(&dir.join(JOURNAL), j)
+}

@@ -1,0 +1,398 @@
+//! One `measure()` for every step of every suite: the per-second series, the host's per-second
+//! samples, the DBMS's counters and /proc snapshots around the engine's run, and the events the
+//! CLI draws progress from.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::events::{Display, Events, Note, StepBegins, Tick};
+use crate::dbms::Dbms;
+use crate::engine::{self, StepMeasurement, StepPlan};
+use crate::host::monitor::Monitor;
+use crate::metrics;
+use crate::profile::{Profiler, Recording, Who};
+use crate::results::hardware::{DbmsCounters, Hardware};
+use crate::results::profile::StepProfile;
+use crate::results::series::{SecondKind, SecondRow, SeriesWriter};
+
+/// Where a target's cost is read from: /proc for the host, its data devices and the managed
+/// server, and the DBMS's own counters.
+pub struct CostSources {
+    pub dbms: Arc<dyn Dbms>,
+    pub sources: metrics::Sources,
+    /// Where the data lives on this host (None for an external server).
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Turns the engine's seconds into what a progress view shows; each suite has its own.
+pub trait Ticker {
+    fn tick(&mut self, row: &engine::SecondRow) -> Tick;
+}
+
+/// A step ready to be measured: its plan and how its progress and series look.
+pub struct StepSetup {
+    pub name: String,
+    pub plan: StepPlan,
+    /// Series columns: (index into the plan's kinds, name).
+    pub kinds: Vec<(usize, &'static str)>,
+    /// sysbench: statements per operation, for the series' queries_per_s column.
+    pub queries_per_op: Option<u64>,
+    /// Seconds of warm-up at the start whose cost is left out (sysbench's --warmup-time).
+    pub warmup_s: u64,
+    pub display: Display,
+    pub ticker: Box<dyn Ticker>,
+    /// Conditions found before the step that change what its numbers mean.
+    pub warnings: Vec<String>,
+}
+
+/// What the engine measured, and the host and DBMS counters around it.
+pub struct Measured {
+    pub m: StepMeasurement,
+    /// At the step's start, or at the end of its warm-up when `after_warmup`.
+    before: metrics::Snapshot,
+    after: metrics::Snapshot,
+    counters_before: Result<Vec<(String, f64)>, String>,
+    counters_after: Result<Vec<(String, f64)>, String>,
+    /// Whether the cost interval starts at the end of the warm-up rather than the step's start.
+    pub after_warmup: bool,
+    /// The series file's name, when it was written whole.
+    pub series_file: Option<String>,
+    pub warnings: Vec<String>,
+    /// The CPU profile of the measured time, with --profile.
+    pub profile: Option<StepProfile>,
+    /// The files holding the engine's status reports at the end of the step.
+    pub diagnostics: Vec<String>,
+}
+
+impl Measured {
+    /// Seconds between the two /proc snapshots.
+    pub fn interval_s(&self) -> f64 {
+        self.after.secs_since(&self.before)
+    }
+
+    /// The interval's hardware cost and DBMS counter deltas, normalised by `work` (the
+    /// operations within that interval).
+    pub fn cost(&self, src: &CostSources, work: &metrics::Work) -> (Hardware, DbmsCounters) {
+        let mut hw = metrics::hardware(&src.sources, &self.before, &self.after, work);
+        let counters = metrics::dbms_counters(
+            src.dbms.engine(),
+            self.counters_before.clone(),
+            self.counters_after.clone(),
+            src.data_dir.as_deref(),
+            &mut hw,
+        );
+        (hw, counters)
+    }
+}
+
+/// What measuring a step needs from the target around it.
+pub struct MeasureCx<'a> {
+    pub target: &'a str,
+    pub steps_dir: &'a Path,
+    pub monitor: &'a mut Monitor,
+    pub cost: &'a CostSources,
+    pub events: &'a mut dyn Events,
+    pub interrupt: &'a Arc<AtomicBool>,
+    /// A step with no operation for this long whose target does not answer is failed.
+    pub quiet: std::time::Duration,
+    /// perf, when the run profiles.
+    pub profiler: Option<&'a Profiler>,
+}
+
+/// Runs one step's plan with its series, progress and host sampling, between two snapshots of
+/// the host and the DBMS's counters. With a warm-up, the first snapshot is taken again when the
+/// warm-up's last second has been collected, so the cost leaves the warm-up out. A series that
+/// cannot be written is reported and left out; the step still runs.
+pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
+    let StepSetup {
+        name,
+        plan,
+        kinds,
+        queries_per_op,
+        warmup_s,
+        display,
+        ticker,
+        warnings,
+    } = setup;
+    cx.events.step_begins(&StepBegins {
+        target: cx.target.to_string(),
+        step: name.clone(),
+        display,
+    });
+    let mut write_failures = Vec::new();
+    let series = match SeriesWriter::create_with_queries(cx.steps_dir, &name, kinds, queries_per_op)
+    {
+        Ok(s) => Some(s),
+        Err(e) => {
+            write_failures.push(format!("{name}.series.csv: {e}"));
+            None
+        }
+    };
+    let host_series =
+        match metrics::series::HostSeries::create(cx.steps_dir, &name, &cx.cost.sources) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                write_failures.push(format!("{name}.host.csv: {e}"));
+                None
+            }
+        };
+    cx.monitor.step_begins(&name);
+    // Counters first and last, so their queries fall outside the /proc interval, which the
+    // engine bounds to its measured time (on_start, on_end).
+    let counters_before = cx.cost.dbms.counters().map_err(|e| e.to_string());
+    let mut obs = Observer {
+        ticker,
+        series,
+        series_error: None,
+        host_series,
+        cost: cx.cost,
+        monitor: cx.monitor,
+        events: &mut *cx.events,
+        warmup: (warmup_s > 0).then(|| std::time::Duration::from_secs(warmup_s)),
+        start: None,
+        end: None,
+        at_warmup_end: None,
+        // Attached before the step, sampling from the measured start (on_start) only.
+        recording: cx.profiler.map(|p| {
+            p.attach(
+                &|| profiled_pids(p.who, &cx.cost.sources),
+                cx.steps_dir,
+                &name,
+            )
+        }),
+    };
+    let dbms = cx.cost.dbms.clone();
+    let quiet = cx.quiet;
+    let watchdog = engine::Watchdog {
+        quiet,
+        alive: Box::new(move || dbms.answers(quiet)),
+        message: crate::dbms::stopped_answering(quiet),
+    };
+    let m = engine::run_step_watched(plan, &mut obs, cx.interrupt, Some(watchdog));
+    let Observer {
+        series,
+        series_error,
+        host_series,
+        start,
+        end,
+        at_warmup_end,
+        recording,
+        ..
+    } = obs;
+    // Folding resolves symbols: after the measured time, outside every interval.
+    let profile = recording.map(|r| r.finish(cx.steps_dir, &name));
+    let after = end.unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
+    let before = start.unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
+    // A step that ended within a second of its warm-up (stopped, failed) keeps the whole step.
+    let (before, counters_before, after_warmup) = match at_warmup_end {
+        Some((s, c)) if after.secs_since(&s) >= 0.5 => (s, c, true),
+        _ => (before, counters_before, false),
+    };
+    let counters_after = if m.failure.is_some() {
+        Err("not read: the step failed".to_string())
+    } else {
+        cx.cost.dbms.counters().map_err(|e| e.to_string())
+    };
+    cx.monitor.step_ends();
+    // After the last counters: the reports are for reading, and the time they take is nobody's.
+    let diagnostics = if m.failure.is_some() {
+        Vec::new()
+    } else {
+        write_diagnostics(
+            cx.steps_dir,
+            &name,
+            cx.cost.dbms.diagnostics(),
+            &mut write_failures,
+        )
+    };
+    let mut series_file = None;
+    match (series, series_error) {
+        (_, Some(e)) => write_failures.push(format!("{name}.series.csv: {e}")),
+        (Some(s), None) => match s.finish() {
+            Ok(p) => series_file = p.file_name().map(|f| f.to_string_lossy().to_string()),
+            Err(e) => write_failures.push(format!("{name}.series.csv: {e}")),
+        },
+        (None, None) => {}
+    }
+    if let Some(h) = host_series {
+        if let Err(e) = h.finish() {
+            write_failures.push(format!("{name}.host.csv: {e}"));
+        }
+    }
+    for w in &write_failures {
+        cx.events.note(
+            cx.target,
+            &Note::WriteFailed(format!("{}: {w}", cx.steps_dir.display())),
+        );
+    }
+    let mut warnings = warnings;
+    if let Some(e) = profile.as_ref().and_then(|p| p.error.as_ref()) {
+        warnings.push(format!("CPU profile: {e}"));
+    }
+    warnings.extend(
+        write_failures
+            .into_iter()
+            .map(|w| format!("not written: {w}")),
+    );
+    Measured {
+        m,
+        before,
+        after,
+        counters_before,
+        counters_after,
+        after_warmup,
+        series_file,
+        warnings,
+        profile,
+        diagnostics,
+    }
+}
+
+/// A status report larger than this is cut (a server decides its size; SHOW ENGINE INNODB
+/// STATUS is tens of KiB, the largest pg_stat view a few hundred).
+const DIAGNOSTIC_MAX_BYTES: usize = 4 << 20;
+
+/// Writes each report to `<step>.<report>.txt` beside the step file; returns the names written.
+fn write_diagnostics(
+    dir: &Path,
+    step: &str,
+    reports: Vec<(&'static str, String)>,
+    write_failures: &mut Vec<String>,
+) -> Vec<String> {
+    let mut written = Vec::new();
+    for (report, mut text) in reports {
+        if text.len() > DIAGNOSTIC_MAX_BYTES {
+            let mut cut = DIAGNOSTIC_MAX_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push_str("\n[cut by dbperf at 4 MiB]\n");
+        }
+        let file = format!("{step}.{report}.txt");
+        match crate::results::write_atomic(&dir.join(&file), text.as_bytes()) {
+            Ok(()) => written.push(file),
+            Err(e) => write_failures.push(format!("{file}: {e}")),
+        }
+    }
+    written
+}
+
+/// The processes a step's profile samples: the server's tree as it is at the measured start
+/// (perf follows what they fork later) and/or dbperf. An embedded DBMS runs inside dbperf, so
+/// its server is dbperf; an external server has no process here to sample.
+fn profiled_pids(who: Who, sources: &metrics::Sources) -> Vec<u32> {
+    let me = std::process::id();
+    let server = || -> Vec<u32> {
+        match sources.server_pid {
+            Some(root) => {
+                let mut p: Vec<u32> = metrics::proc::tree(Path::new("/proc"), root)
+                    .per_pid
+                    .into_keys()
+                    .collect();
+                p.sort_unstable();
+                p
+            }
+            None if sources.data_dir.is_some() => vec![me],
+            None => Vec::new(),
+        }
+    };
+    let mut pids = match who {
+        Who::Server => server(),
+        Who::Client => vec![me],
+        Who::Both => {
+            let mut p = server();
+            p.push(me);
+            p
+        }
+    };
+    pids.dedup();
+    pids
+}
+
+type WarmupMark = Option<(metrics::Snapshot, Result<Vec<(String, f64)>, String>)>;
+
+/// Fed by the engine on the thread that runs the step: /proc snapshots at the measured start,
+/// the end of the warm-up and the measured end; once a second the series row, a host sample
+/// and a tick for the listeners.
+struct Observer<'a, 'e> {
+    ticker: Box<dyn Ticker>,
+    series: Option<SeriesWriter>,
+    series_error: Option<std::io::Error>,
+    /// Per-second host samples; None when not taken or once a write failed.
+    host_series: Option<metrics::series::HostSeries>,
+    cost: &'a CostSources,
+    monitor: &'a mut Monitor,
+    events: &'a mut (dyn Events + 'e),
+    warmup: Option<std::time::Duration>,
+    start: Option<metrics::Snapshot>,
+    end: Option<metrics::Snapshot>,
+    at_warmup_end: WarmupMark,
+    recording: Option<Recording>,
+}
+
+impl engine::Observer for Observer<'_, '_> {
+    fn on_start(&mut self) {
+        if let Some(r) = self.recording.as_mut() {
+            r.begin();
+        }
+        self.start = Some(metrics::Snapshot::take(&self.cost.sources));
+    }
+
+    fn on_end(&mut self) {
+        self.end = Some(metrics::Snapshot::take(&self.cost.sources));
+        if let Some(r) = self.recording.as_mut() {
+            r.stop();
+        }
+    }
+
+    fn mark_after(&self) -> Option<std::time::Duration> {
+        self.warmup
+    }
+
+    fn on_mark(&mut self) {
+        let counters = self.cost.dbms.counters().map_err(|e| e.to_string());
+        self.at_warmup_end = Some((metrics::Snapshot::take(&self.cost.sources), counters));
+    }
+
+    fn on_second(&mut self, row: &engine::SecondRow) {
+        if let Some(s) = self.series.as_mut() {
+            if let Err(e) = s.row(&series_row(row)) {
+                self.series_error = Some(e);
+                self.series = None;
+            }
+        }
+        if let Some(h) = self.host_series.as_mut() {
+            if h.sample(&self.cost.sources).is_err() {
+                self.host_series = None;
+            }
+        }
+        // The last, partial row is reported after the load has stopped.
+        if row.interval_s >= 0.999 {
+            self.monitor.second();
+        }
+        let tick = self.ticker.tick(row);
+        self.events.second(&tick);
+    }
+}
+
+fn series_row(r: &engine::SecondRow) -> SecondRow {
+    SecondRow {
+        index: r.index,
+        interval_s: r.interval_s,
+        kinds: r
+            .kinds
+            .iter()
+            .map(|k| SecondKind {
+                ops: k.ops,
+                rows: k.rows,
+                errors: k.errors,
+                p99_ns: k.p99_ns,
+                max_ns: k.max_ns,
+            })
+            .collect(),
+        target_rows_per_s: r.target_rows_per_s,
+        achieved_rows_per_s: r.achieved_rows_per_s,
+    }
+}

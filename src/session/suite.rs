@@ -1,0 +1,93 @@
+//! A benchmark suite as the run loop drives it. The Insert Benchmark and the sysbench suite each
+//! implement it; the loop (target lifecycle, measuring, writing, failure bookkeeping) is shared.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::events::{Events, Note};
+use super::measure::{CostSources, Measured, StepSetup};
+use crate::dbms::Dbms;
+use crate::results::StepFile;
+
+/// A suite with every parameter fixed, before any target is open.
+pub trait Suite: Send + Sync {
+    /// `ibench` or `sysbench`: the `suite` of run.json.
+    fn name(&self) -> &'static str;
+    fn preset(&self) -> &str;
+    /// Every parameter after preset and flags, for run.json.
+    fn parameters(&self) -> anyhow::Result<serde_json::Value>;
+    /// The steps a target runs, in order.
+    fn step_names(&self) -> Vec<String>;
+    /// The first step continues on tables that must exist already. Then a server dbperf starts
+    /// empty cannot be a target; the sentence says why.
+    fn needs_existing_tables(&self) -> Option<String>;
+    /// Says in one sentence which tables are missing.
+    fn check_tables(&self, dbms: &Arc<dyn Dbms>) -> anyhow::Result<()>;
+    /// The suite on one open target.
+    fn on(&self, dbms: Arc<dyn Dbms>) -> Box<dyn Steps>;
+    /// Why the suite cannot run on one of these targets, in one sentence.
+    fn refuses(&self, _targets: &[crate::spec::target::Target]) -> Option<String> {
+        None
+    }
+}
+
+/// What finishing a step may use: the target's cost sources, the interrupt, listeners.
+pub struct FinishCx<'a> {
+    pub target: &'a str,
+    pub cost: &'a CostSources,
+    pub interrupt: &'a Arc<AtomicBool>,
+    pub count_rows: bool,
+    pub events: &'a mut dyn Events,
+}
+
+impl FinishCx<'_> {
+    pub fn note(&mut self, n: Note) {
+        self.events.note(self.target, &n);
+    }
+}
+
+/// A suite's steps on one target.
+pub trait Steps {
+    fn count(&self) -> usize;
+    fn name(&self, i: usize) -> String;
+    /// Untimed work before step `i` and the plan of its measured part. An error fails the step
+    /// before it starts.
+    fn begin(&mut self, i: usize) -> anyhow::Result<StepSetup>;
+    /// The step file from what was measured, after any untimed work that follows the step
+    /// (cleanup and wait, counting rows).
+    fn finish(&mut self, i: usize, m: Measured, started_at: String, cx: &mut FinishCx) -> StepFile;
+    /// The step file of a step that failed before it started.
+    fn failed_before(&self, i: usize, error: String, started_at: String) -> StepFile;
+}
+
+/// Rows in each table (untimed, --count-rows), or None with a note when counting failed.
+pub fn count_rows(
+    dbms: &Arc<dyn Dbms>,
+    tables: &[String],
+    cx: &mut FinishCx,
+) -> Option<BTreeMap<String, u64>> {
+    let r = (|| -> anyhow::Result<BTreeMap<String, u64>> {
+        let mut conn = dbms.connect()?;
+        let mut out = BTreeMap::new();
+        for t in tables {
+            let n = conn
+                .query_i64(&format!("SELECT count(*) FROM {t}"))?
+                .unwrap_or(0);
+            out.insert(t.clone(), n as u64);
+        }
+        Ok(out)
+    })();
+    match r {
+        Ok(r) => Some(r),
+        Err(e) => {
+            cx.note(Note::Warning(format!("could not count rows: {e:#}")));
+            None
+        }
+    }
+}
+
+/// `x` rounded to 3 decimals, as every rate in the result files.
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

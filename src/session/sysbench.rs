@@ -1,0 +1,502 @@
+//! The sysbench microbenchmarks as a `Suite`: the load, then every selected microbenchmark, one
+//! step file each.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::events::{Display, Note, Tick};
+use super::ibench::{cleanup_record, op_stats, status_of};
+use super::measure::{Measured, StepSetup, Ticker};
+use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
+use crate::dbms::Dbms;
+use crate::engine::SecondRow;
+use crate::metrics;
+use crate::results::{
+    Headline, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep, SCHEMA,
+};
+use crate::workload::sysbench::roles::{EVENT, INDEX, INSERT, KINDS, WARMUP};
+use crate::workload::sysbench::{group_2024, Planned, Sysbench, SysbenchParams, LOAD};
+
+pub struct SysbenchSuite {
+    pub params: SysbenchParams,
+}
+
+impl Suite for SysbenchSuite {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+
+    fn preset(&self) -> &str {
+        &self.params.preset
+    }
+
+    fn parameters(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.params)?)
+    }
+
+    fn step_names(&self) -> Vec<String> {
+        self.params.step_names()
+    }
+
+    fn needs_existing_tables(&self) -> Option<String> {
+        (!self.params.load).then(|| "--skip-load cannot be used with it".to_string())
+    }
+
+    fn check_tables(&self, dbms: &Arc<dyn Dbms>) -> anyhow::Result<()> {
+        if self.params.load {
+            return Ok(());
+        }
+        Sysbench::new(self.params.clone(), dbms.clone()).check_tables()
+    }
+
+    fn refuses(&self, targets: &[crate::spec::target::Target]) -> Option<String> {
+        let t = targets.iter().find(|t| t.engine == "sqlite")?;
+        (self.params.usepk == 0).then(|| {
+            format!(
+                "--usepk 0 needs a server target: SQLite assigns ids only to an INTEGER PRIMARY \
+                 KEY, and target {} is SQLite",
+                t.name
+            )
+        })
+    }
+
+    fn on(&self, dbms: Arc<dyn Dbms>) -> Box<dyn Steps> {
+        let mut steps: Vec<Step> = Vec::new();
+        if self.params.load {
+            steps.push(Step::Load);
+        }
+        steps.extend(self.params.planned().into_iter().map(Step::Test));
+        Box::new(SysbenchSteps {
+            sb: Sysbench::new(self.params.clone(), dbms.clone()),
+            dbms,
+            steps,
+            partial: None,
+        })
+    }
+}
+
+enum Step {
+    Load,
+    Test(Planned),
+}
+
+struct SysbenchSteps {
+    sb: Sysbench,
+    dbms: Arc<dyn Dbms>,
+    steps: Vec<Step>,
+    /// Statements completed within failed events of the step in progress.
+    partial: Option<Arc<AtomicU64>>,
+}
+
+impl SysbenchSteps {
+    /// The microbenchmark's position in the run (1-based), which seeds its random streams.
+    fn test_index(&self, i: usize) -> u64 {
+        let loads = usize::from(self.sb.params.load);
+        (i - loads) as u64 + 1
+    }
+}
+
+impl Steps for SysbenchSteps {
+    fn count(&self) -> usize {
+        self.steps.len()
+    }
+
+    fn name(&self, i: usize) -> String {
+        match &self.steps[i] {
+            Step::Load => LOAD.to_string(),
+            Step::Test(t) => t.label(),
+        }
+    }
+
+    fn begin(&mut self, i: usize) -> anyhow::Result<StepSetup> {
+        let p = &self.sb.params;
+        match &self.steps[i] {
+            Step::Load => {
+                let total = p.rows * p.tables;
+                Ok(StepSetup {
+                    name: LOAD.to_string(),
+                    plan: self.sb.load_plan(),
+                    kinds: [INSERT, INDEX].iter().map(|&k| (k, KINDS[k])).collect(),
+                    queries_per_op: None,
+                    warmup_s: 0,
+                    display: Display::Bar { total },
+                    ticker: Box::new(SysbenchTicker::load(total)),
+                    warnings: Vec::new(),
+                })
+            }
+            Step::Test(t) => {
+                let (plan, partial) = self.sb.test_plan(t, self.test_index(i));
+                self.partial = Some(partial);
+                let planned_s = p.seconds_of(&t.entry);
+                let spe = t.bench.statements_per_event();
+                Ok(StepSetup {
+                    name: t.label(),
+                    plan,
+                    kinds: [EVENT, WARMUP].iter().map(|&k| (k, KINDS[k])).collect(),
+                    queries_per_op: Some(spe),
+                    warmup_s: if planned_s.is_some() {
+                        p.warmup_seconds
+                    } else {
+                        0
+                    },
+                    display: Display::Bar {
+                        total: planned_s.map(|s| s + p.warmup_seconds).unwrap_or(1),
+                    },
+                    ticker: Box::new(SysbenchTicker::test(spe)),
+                    warnings: Vec::new(),
+                })
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        i: usize,
+        measured: Measured,
+        started_at: String,
+        cx: &mut FinishCx,
+    ) -> StepFile {
+        match &self.steps[i] {
+            Step::Load => self.finish_load(measured, started_at, cx),
+            Step::Test(t) => {
+                let t = t.clone();
+                self.finish_test(&t, measured, started_at, cx)
+            }
+        }
+    }
+
+    fn failed_before(&self, i: usize, error: String, started_at: String) -> StepFile {
+        let p = &self.sb.params;
+        StepFile {
+            schema: SCHEMA,
+            step: self.name(i),
+            status: Status::Failed,
+            error: Some(error),
+            warnings: Vec::new(),
+            started_at,
+            duration_s: 0.0,
+            headline: Headline {
+                metric: "queries_per_s".into(),
+                value: 0.0,
+                unit: "queries/s".into(),
+            },
+            parameters: StepParameters {
+                clients: p.threads,
+                tables: p.table_names(),
+                rows_per_commit: 0,
+                planned_rows: 0,
+                rate_per_client: None,
+                deletes: false,
+                queries: None,
+            },
+            ops: BTreeMap::new(),
+            interval_rate_percentiles: BTreeMap::new(),
+            sla: None,
+            cleanup: None,
+            table_rows: None,
+            series_file: None,
+            sysbench: None,
+            profile: None,
+            diagnostics: Vec::new(),
+            metrics: None,
+            group: None,
+            hardware: None,
+            dbms: None,
+        }
+    }
+}
+
+impl SysbenchSteps {
+    fn finish_load(
+        &mut self,
+        measured: Measured,
+        started_at: String,
+        cx: &mut FinishCx,
+    ) -> StepFile {
+        let p = &self.sb.params;
+        let m = &measured.m;
+        let status = status_of(m);
+        let secs = m.duration.as_secs_f64();
+        let mut ops = BTreeMap::new();
+        for k in [INSERT, INDEX] {
+            ops.insert(KINDS[k].to_string(), op_stats(&m.kinds[k], secs));
+        }
+        let inserted = m.kinds[INSERT].rows;
+        let (hw, counters) = measured.cost(
+            cx.cost,
+            &metrics::Work {
+                op: "insert",
+                op_count: inserted,
+                inserted_rows: inserted,
+                is_query_step: false,
+                measured_s: secs,
+            },
+        );
+        let table_rows = (cx.count_rows && status != Status::Failed)
+            .then(|| count_rows(&self.dbms, &p.table_names(), cx))
+            .flatten();
+        StepFile {
+            schema: SCHEMA,
+            step: LOAD.into(),
+            status,
+            error: m.failure.clone(),
+            warnings: measured.warnings.clone(),
+            started_at,
+            duration_s: round3(secs),
+            headline: Headline {
+                metric: "inserts_per_s".into(),
+                value: round3(self.sb.load_rate(m)),
+                unit: "rows/s".into(),
+            },
+            parameters: StepParameters {
+                clients: 1,
+                tables: p.table_names(),
+                rows_per_commit: p.load_batch_rows,
+                planned_rows: p.rows * p.tables,
+                rate_per_client: None,
+                deletes: false,
+                queries: None,
+            },
+            ops,
+            interval_rate_percentiles: BTreeMap::new(),
+            sla: None,
+            cleanup: None,
+            table_rows,
+            series_file: measured.series_file.clone(),
+            sysbench: None,
+            profile: None,
+            diagnostics: Vec::new(),
+            metrics: None,
+            group: None,
+            hardware: Some(hw),
+            dbms: Some(counters),
+        }
+    }
+
+    fn finish_test(
+        &mut self,
+        t: &Planned,
+        measured: Measured,
+        started_at: String,
+        cx: &mut FinishCx,
+    ) -> StepFile {
+        let p = &self.sb.params;
+        let label = t.label();
+        let e = &t.entry;
+        let b = t.bench;
+        let m = &measured.m;
+        let partial = self
+            .partial
+            .take()
+            .map(|x| x.load(Ordering::Relaxed))
+            .unwrap_or(0);
+        let o = self.sb.outcome(t, m, partial);
+        let spe = b.statements_per_event();
+        let planned_s = p.seconds_of(e);
+        let (op_count, inserted) = if measured.after_warmup {
+            // The cost interval starts at the engine's end of the warm-up: exactly the
+            // measured statements.
+            (o.queries, b.inserts_per_event() * o.events)
+        } else {
+            // No warm-up, or the step ended within it: the interval is the whole step.
+            let all_events = o.events + o.warmup_events;
+            (
+                o.queries + o.warmup_events * spe,
+                b.inserts_per_event() * all_events,
+            )
+        };
+        let measured_s = if measured.after_warmup {
+            o.measured_s
+        } else {
+            m.duration.as_secs_f64()
+        };
+        let (hw, counters) = measured.cost(
+            cx.cost,
+            &metrics::Work {
+                op: "query",
+                op_count,
+                inserted_rows: inserted,
+                is_query_step: true,
+                measured_s,
+            },
+        );
+        let mut status = status_of(m);
+        let mut error = m.failure.clone();
+        let cleanup = if e.postwrite && status == Status::Ok {
+            let (budget_s, _) = p.postwrite_budget();
+            cx.note(Note::CleanupWait { budget_s });
+            let c = self.sb.postwrite(cx.interrupt);
+            if let Some(err) = &c.error {
+                status = Status::Failed;
+                error = Some(format!("postwrite cleanup failed: {err}"));
+            } else if cx.interrupt.load(Ordering::SeqCst) {
+                status = Status::Interrupted;
+            }
+            Some(cleanup_record(&c))
+        } else {
+            None
+        };
+        let mut ops = BTreeMap::new();
+        ops.insert(
+            KINDS[EVENT].to_string(),
+            op_stats(&m.kinds[EVENT], o.measured_s),
+        );
+        let threads = p.threads_of(e);
+        let statements = self
+            .sb
+            .statements(t)
+            .into_iter()
+            .map(|(sql, per_event, prepared)| SysbenchStatement {
+                sql,
+                per_event,
+                prepared,
+            })
+            .collect();
+        let sysbench = SysbenchStep {
+            test: b.name.into(),
+            variant: e.variant.suffix().trim_start_matches('.').to_string(),
+            label: label.clone(),
+            range: e.range,
+            range_use: json_word(&b.range),
+            custom_range: t.custom_range,
+            group: b.group.key().into(),
+            group_title: b.group.title().into(),
+            group_2024: group_2024(&label).into(),
+            reported: e.variant.reported(),
+            original: b.original.into(),
+            transaction: b.trx,
+            keys: json_word(&b.keys),
+            prepared: p.prepared,
+            threads,
+            tables: p.tables,
+            rows_per_table: p.rows,
+            planned_s,
+            warmup_s: if planned_s.is_some() {
+                p.warmup_seconds as f64
+            } else {
+                0.0
+            },
+            statements,
+            statements_per_event: spe,
+            events: o.events,
+            events_per_s: round3(o.events as f64 / o.measured_s),
+            warmup_events: o.warmup_events,
+            queries: o.queries,
+            queries_per_s: round3(o.queries as f64 / o.measured_s),
+            reads: o.counts[0],
+            writes: o.counts[1],
+            other: o.counts[2],
+            errors: o.errors,
+            scan_rows_per_s: o.scan_rows_per_s.map(round3),
+        };
+        let table_rows = (cx.count_rows && status != Status::Failed)
+            .then(|| count_rows(&self.dbms, &p.table_names(), cx))
+            .flatten();
+        StepFile {
+            schema: SCHEMA,
+            step: label.clone(),
+            status,
+            error,
+            warnings: measured.warnings.clone(),
+            started_at,
+            duration_s: round3(o.measured_s),
+            headline: Headline {
+                metric: o.headline_metric.into(),
+                value: round3(o.headline_value),
+                unit: o.headline_unit.into(),
+            },
+            parameters: StepParameters {
+                clients: threads,
+                tables: p.table_names(),
+                rows_per_commit: 0,
+                planned_rows: 0,
+                rate_per_client: None,
+                deletes: false,
+                queries: None,
+            },
+            ops,
+            interval_rate_percentiles: o.interval_percentiles.iter().cloned().collect(),
+            sla: None,
+            cleanup,
+            table_rows,
+            series_file: measured.series_file.clone(),
+            sysbench: Some(sysbench),
+            profile: None,
+            diagnostics: Vec::new(),
+            metrics: None,
+            group: None,
+            hardware: Some(hw),
+            dbms: Some(counters),
+        }
+    }
+}
+
+/// A unit enum's serde name (`"in_list"`, `"zipfian"`).
+fn json_word<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// Progress of a sysbench step: rows of the load, or seconds of a microbenchmark.
+struct SysbenchTicker {
+    load: Option<u64>,
+    queries_per_event: u64,
+    done: u64,
+}
+
+impl SysbenchTicker {
+    fn load(total: u64) -> Self {
+        SysbenchTicker {
+            load: Some(total),
+            queries_per_event: 0,
+            done: 0,
+        }
+    }
+
+    fn test(queries_per_event: u64) -> Self {
+        SysbenchTicker {
+            load: None,
+            queries_per_event,
+            done: 0,
+        }
+    }
+}
+
+impl Ticker for SysbenchTicker {
+    fn tick(&mut self, row: &SecondRow) -> Tick {
+        let secs = row.interval_s.max(1e-9);
+        let k = &row.kinds;
+        let errors = k.iter().map(|x| x.errors).sum();
+        match self.load {
+            Some(total) => {
+                self.done += k[INSERT].rows;
+                Tick {
+                    second: row.index,
+                    position: self.done.min(total),
+                    rates: vec![(k[INSERT].rows as f64 / secs, "rows/s")],
+                    target: None,
+                    errors,
+                    warmup: false,
+                }
+            }
+            None => {
+                self.done += 1;
+                let events = k[EVENT].ops + k[WARMUP].ops;
+                Tick {
+                    second: row.index,
+                    position: self.done,
+                    rates: vec![
+                        ((events * self.queries_per_event) as f64 / secs, "queries/s"),
+                        (events as f64 / secs, "events/s"),
+                    ],
+                    target: None,
+                    errors,
+                    warmup: k[WARMUP].ops > 0,
+                }
+            }
+        }
+    }
+}

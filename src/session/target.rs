@@ -1,0 +1,387 @@
+//! A target's lifecycle: checked before anything runs, then per cell opened (or its server
+//! started), its run.json begun and ended, its server stopped.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::events::{Events, Note};
+use super::suite::{round3, Suite};
+use crate::dbms::{self, Dbms, Endpoint, Timeouts};
+use crate::error::bad_input;
+use crate::host::monitor::Monitor;
+use crate::results::{CampaignCell, RunFile, RunStatus, ServerRecord, TargetInfo, Tool, SCHEMA};
+use crate::server;
+use crate::spec::target::Target;
+
+/// How a target is reached, decided before the first cell runs.
+pub enum Access {
+    /// Embedded: opened afresh in each cell's work directory.
+    Embedded,
+    /// A server dbperf does not manage, already checked to answer.
+    External(Arc<dyn Dbms>),
+    /// A server dbperf starts for each cell.
+    Managed(Box<server::Plan>),
+}
+
+pub struct Checked {
+    pub target: Target,
+    pub access: Access,
+}
+
+/// What checking targets needs from the run.
+pub struct CheckCx<'a> {
+    pub suite: &'a dyn Suite,
+    pub server_user: Option<&'a str>,
+    pub server_start_timeout: Duration,
+    pub timeouts: Timeouts,
+    pub interrupt: &'a Arc<AtomicBool>,
+    /// Where the first cell of each embedded target will keep its data (to check tables that
+    /// must exist already).
+    pub embedded_dir: &'a dyn Fn(&Target) -> PathBuf,
+}
+
+/// Everything a user can get wrong about the targets, checked before the first step runs.
+pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
+    let mut out = Vec::new();
+    let mut user = None;
+    for t in targets {
+        if let Some(ext) = &t.external {
+            let dbms = external_dbms(t, &ext.endpoint, cx.timeouts.clone());
+            // Fail now, with one sentence, if the server cannot be reached (bad input) or
+            // misbehaves (a failure of the server, exit 1).
+            dbms.connect().map_err(|e| {
+                let m = format!("target {}: {e:#}", t.name);
+                if dbms::is_server_fault(&m) {
+                    anyhow::anyhow!(m)
+                } else {
+                    crate::error::BadInput(m).into()
+                }
+            })?;
+            cx.suite.check_tables(&dbms)?;
+            out.push(Checked {
+                target: t.clone(),
+                access: Access::External(dbms),
+            });
+            continue;
+        }
+        if t.is_server() {
+            if let Some(why) = cx.suite.needs_existing_tables() {
+                return bad_input(format!(
+                    "target {} is a server dbperf starts empty, so {why}",
+                    t.name
+                ));
+            }
+            if user.is_none() {
+                user = Some(server::process::server_user(cx.server_user)?);
+            }
+            let plan = server::Plan::for_target(
+                t,
+                user.clone().flatten(),
+                cx.server_start_timeout,
+                Some(cx.interrupt.clone()),
+            )?;
+            out.push(Checked {
+                target: t.clone(),
+                access: Access::Managed(Box::new(plan)),
+            });
+            continue;
+        }
+        // Opening checks the config and touches nothing on disk.
+        let dir = (cx.embedded_dir)(t);
+        let dbms = dbms::open_embedded(t, &dir, cx.timeouts.clone())?;
+        if cx.suite.needs_existing_tables().is_some() {
+            // A run that starts after the load continues on an existing database; where there is
+            // none, connecting makes an empty one just to say which table is missing.
+            let made = !dir.exists();
+            if made {
+                std::fs::create_dir_all(&dir)?;
+            }
+            let checked = cx.suite.check_tables(&dbms);
+            if made {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            checked?;
+        }
+        out.push(Checked {
+            target: t.clone(),
+            access: Access::Embedded,
+        });
+    }
+    Ok(out)
+}
+
+fn mysql_kind(t: &Target) -> (dbms::mysql::Flavor, dbms::mysql::Storage) {
+    use dbms::mysql::{Flavor, Storage};
+    let flavor = if t.engine == "mysql" {
+        Flavor::MySql
+    } else {
+        Flavor::MariaDb
+    };
+    let storage = if t.rocksdb() {
+        Storage::RocksDb
+    } else {
+        Storage::InnoDb
+    };
+    (flavor, storage)
+}
+
+/// The adapter for a server dbperf does not manage (its config file is unknown to dbperf; the
+/// effective settings are still read from the server).
+fn external_dbms(t: &Target, ep: &Endpoint, timeouts: Timeouts) -> Arc<dyn Dbms> {
+    if t.engine == "postgres" {
+        Arc::new(dbms::postgres::Postgres::new(ep.clone(), &t.config, "").with_timeouts(timeouts))
+    } else {
+        let (flavor, storage) = mysql_kind(t);
+        Arc::new(
+            dbms::mysql::Mysql::new(ep.clone(), flavor, storage, &t.config, "")
+                .with_timeouts(timeouts),
+        )
+    }
+}
+
+/// A managed server that is up, with the benchmark database created and the adapter open.
+pub struct Started {
+    pub running: server::Running,
+    pub dbms: Arc<dyn Dbms>,
+    pub record: ServerRecord,
+}
+
+/// How a managed server is started and reached.
+pub struct StartCx<'a> {
+    pub socket: bool,
+    pub timeouts: Timeouts,
+    pub events: &'a mut dyn Events,
+    pub target: &'a str,
+}
+
+/// Starts a managed server in `dir`, creates the benchmark database and opens the adapter.
+pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Result<Started> {
+    let StartCx {
+        socket,
+        timeouts,
+        events,
+        target,
+    } = cx;
+    let started = Instant::now();
+    let running = plan.start(dir)?;
+    let start_s = started.elapsed().as_secs_f64();
+    let ep = running.endpoint(socket, server::DATABASE);
+    let dbms: Arc<dyn Dbms> = match plan.kind {
+        server::Kind::Postgres => {
+            dbms::postgres::ensure_database(
+                &running.endpoint(socket, "postgres"),
+                server::DATABASE,
+            )
+            .map_err(|e| anyhow::anyhow!("creating database {}: {e}", server::DATABASE))?;
+            Arc::new(
+                dbms::postgres::Postgres::new(ep.clone(), &plan.config_name, &plan.config_text)
+                    .with_timeouts(timeouts),
+            )
+        }
+        kind => {
+            use dbms::mysql::{Flavor, Mysql, Storage};
+            let flavor = if kind == server::Kind::MySql {
+                Flavor::MySql
+            } else {
+                Flavor::MariaDb
+            };
+            let storage = if plan.rocksdb {
+                Storage::RocksDb
+            } else {
+                Storage::InnoDb
+            };
+            let admin = Mysql::new(running.endpoint(socket, "mysql"), flavor, storage, "", "")
+                .with_timeouts(timeouts.clone());
+            admin
+                .connect()
+                .and_then(|mut c| {
+                    Ok(c.execute_batch(&format!(
+                        "CREATE DATABASE IF NOT EXISTS {}",
+                        server::DATABASE
+                    ))?)
+                })
+                .map_err(|e| anyhow::anyhow!("creating database {}: {e:#}", server::DATABASE))?;
+            Arc::new(
+                Mysql::new(
+                    ep.clone(),
+                    flavor,
+                    storage,
+                    &plan.config_name,
+                    &plan.config_text,
+                )
+                .with_timeouts(timeouts),
+            )
+        }
+    };
+    events.note(
+        target,
+        &Note::ServerStarted {
+            binary: plan.layout.server.display().to_string(),
+            pid: running.pid,
+            start_s,
+            connection: ep.describe(),
+        },
+    );
+    let record = ServerRecord {
+        managed: true,
+        binary: Some(plan.layout.server.display().to_string()),
+        datadir: Some(running.datadir.display().to_string()),
+        os_user: plan.user.as_ref().map(|u| u.name.clone()),
+        pid: Some(running.pid),
+        connection: ep.describe(),
+        start_s: Some(round3(start_s)),
+        stopped: None,
+        initdb: (plan.kind == server::Kind::Postgres).then(|| plan.init_options()),
+    };
+    Ok(Started {
+        running,
+        dbms,
+        record,
+    })
+}
+
+/// The record of an external server: how it was reached.
+pub fn external_record(t: &Target) -> Option<ServerRecord> {
+    t.external.as_ref().map(|e| ServerRecord {
+        managed: false,
+        binary: None,
+        datadir: None,
+        os_user: None,
+        pid: None,
+        connection: e.endpoint.describe(),
+        start_s: None,
+        stopped: None,
+        initdb: None,
+    })
+}
+
+/// What a target's run.json starts from.
+pub struct RunFileCx<'a> {
+    pub suite: &'a dyn Suite,
+    pub command_line: &'a [String],
+    pub campaign: Option<CampaignCell>,
+}
+
+pub fn new_run_file(
+    target: &Target,
+    engine: &str,
+    cx: &RunFileCx,
+    host: serde_json::Value,
+) -> anyhow::Result<RunFile> {
+    Ok(RunFile {
+        schema: SCHEMA,
+        tool: Tool {
+            name: "dbperf".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: crate::git_revision().into(),
+        },
+        command_line: cx.command_line.to_vec(),
+        target: TargetInfo {
+            name: target.name.clone(),
+            engine: engine.into(),
+            version: "unknown (not started)".into(),
+            config_name: target.config.clone(),
+            config_text: String::new(),
+            server: None,
+            build: target.build.clone(),
+        },
+        suite: cx.suite.name().into(),
+        preset: cx.suite.preset().into(),
+        parameters: cx.suite.parameters()?,
+        steps_planned: cx.suite.step_names(),
+        host,
+        started_at: super::now_rfc3339(),
+        ended_at: None,
+        status: RunStatus::Running,
+        failed_step: None,
+        error: None,
+        client_peak_rss_kb: None,
+        warnings: Vec::new(),
+        campaign: cx.campaign.clone(),
+    })
+}
+
+/// A target in progress: its run file and the host monitor.
+pub struct Begun {
+    pub run: RunFile,
+    pub monitor: Monitor,
+}
+
+/// Starts watching the host and fills the run file from the open target.
+pub fn begin(
+    target: &Target,
+    dbms: &Arc<dyn Dbms>,
+    record: Option<ServerRecord>,
+    data_dirs: Vec<PathBuf>,
+    calibrate: bool,
+    cx: &RunFileCx,
+    events: &mut dyn Events,
+) -> anyhow::Result<Begun> {
+    crate::host::reset_own_peak_rss(&Default::default());
+    let monitor = Monitor::start(Default::default(), data_dirs, calibrate);
+    events.note(&target.name, &Note::Host(monitor.summary()));
+    let host = serde_json::to_value(monitor.fingerprint())?;
+    let mut run = new_run_file(target, dbms.engine(), cx, host)?;
+    run.target.version = dbms.version()?;
+    run.target.config_name = dbms.config_name().into();
+    run.target.config_text = dbms.config_text()?;
+    run.target.server = record;
+    Ok(Begun { run, monitor })
+}
+
+/// Stops a managed server, records how it ended and what the host did during the run.
+pub fn end(
+    begun: Begun,
+    status: RunStatus,
+    running: Option<&mut server::Running>,
+    events: &mut dyn Events,
+) -> anyhow::Result<RunFile> {
+    let Begun { mut run, monitor } = begun;
+    if let Some(running) = running {
+        let died = !running.alive();
+        let how = running.stop();
+        if died && status == RunStatus::Failed {
+            let tail = running.log_tail(15);
+            events.note(
+                &run.target.name,
+                &Note::ServerExited {
+                    log_tail: tail.clone(),
+                },
+            );
+            if let Some(e) = run.error.as_mut() {
+                e.push_str(&format!(" (the server had exited; its log ends:\n{tail})"));
+            }
+        }
+        if let Some(r) = run.target.server.as_mut() {
+            r.stopped = Some(if died {
+                format!("exited during the run; {how}")
+            } else {
+                how
+            });
+        }
+    }
+    let (host_record, host_warnings) = monitor.finish();
+    if let Some(c) = &host_record.calibration {
+        events.note(
+            &run.target.name,
+            &Note::Calibration {
+                before_ms: c.before_ms,
+                after_ms: c.after_ms,
+                drift_pct: c.drift_pct,
+            },
+        );
+    }
+    for w in &host_warnings {
+        events.note(&run.target.name, &Note::HostWarning(w.clone()));
+    }
+    if let Some(h) = run.host.as_object_mut() {
+        h.insert("during_run".into(), serde_json::to_value(&host_record)?);
+    }
+    run.warnings = host_warnings;
+    run.status = status;
+    run.ended_at = Some(super::now_rfc3339());
+    run.client_peak_rss_kb = crate::host::own_peak_rss_kb(&Default::default());
+    Ok(run)
+}

@@ -1,0 +1,308 @@
+//! `[campaign.<name>]` in dbperf.toml: targets (a list, or engines x builds x configs), suites,
+//! preset with per-suite overrides, repeats, pause and base target, declared once and run with
+//! `dbperf run --campaign <name>` (docs/campaigns.md).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::error::bad_input;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignDecl {
+    /// Targets by name (declared in [target.*]) or inline (`postgres@16.4:small`).
+    pub targets: Option<Vec<String>>,
+    /// ... or every combination of these: `<engine>[@<build>][:<config>]`.
+    pub engines: Option<Vec<String>>,
+    /// Versions (`16.4`) or binaries paths, for `engines`.
+    pub builds: Option<Vec<String>>,
+    /// Config names, for `engines`.
+    pub configs: Option<Vec<String>>,
+    /// `ibench` (default) and/or `sysbench`.
+    pub suites: Option<Vec<String>>,
+    pub preset: Option<String>,
+    pub repeats: Option<u32>,
+    /// Seconds between cells.
+    pub pause_between: Option<u64>,
+    /// The target relative numbers are against.
+    pub base: Option<String>,
+    /// Flags of `dbperf run` for the Insert Benchmark, without their dashes:
+    /// `rows_l_i0 = "1M"`, `rates = [100, 500]`.
+    pub ibench: Option<toml::Table>,
+    /// Flags for the sysbench suite: `tests = "point-query,read-only*"`, `threads = 4`.
+    pub sysbench: Option<toml::Table>,
+}
+
+/// A campaign as the CLI turns it into a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Campaign {
+    pub name: String,
+    /// `--target` arguments, in order.
+    pub targets: Vec<String>,
+    pub suites: Vec<String>,
+    pub preset: Option<String>,
+    pub repeats: u32,
+    pub pause_between: Option<u64>,
+    pub base: Option<String>,
+    /// Per suite: the `dbperf run` arguments its overrides stand for.
+    pub args: BTreeMap<String, Vec<String>>,
+}
+
+const SUITES: &[&str] = &["ibench", "sysbench"];
+
+/// More cells than a campaign of years could run: a declaration past it is a mistake, refused
+/// before a plan of that size is built in memory and written to the journal.
+pub const MAX_CELLS: usize = 100_000;
+
+impl CampaignDecl {
+    pub fn resolve(&self, name: &str) -> anyhow::Result<Campaign> {
+        let targets = match (&self.targets, &self.engines) {
+            (Some(t), None) if !t.is_empty() => {
+                if self.builds.is_some() || self.configs.is_some() {
+                    return bad_input(format!(
+                        "campaign {name}: builds and configs go with engines, not with targets"
+                    ));
+                }
+                t.clone()
+            }
+            (None, Some(engines)) if !engines.is_empty() => {
+                let builds = self.builds.clone().unwrap_or_default();
+                let configs = self.configs.clone().unwrap_or_default();
+                let n = engines.len() as u128
+                    * builds.len().max(1) as u128
+                    * configs.len().max(1) as u128;
+                if n > MAX_CELLS as u128 {
+                    return bad_input(format!(
+                        "campaign {name}: engines x builds x configs make {n} targets, more than \
+                         the {MAX_CELLS} cells a campaign may have"
+                    ));
+                }
+                let mut out = Vec::new();
+                for e in engines {
+                    for b in opt_list(&builds) {
+                        for c in opt_list(&configs) {
+                            let mut s = e.clone();
+                            if let Some(b) = b {
+                                s.push('@');
+                                s.push_str(b);
+                            }
+                            if let Some(c) = c {
+                                s.push(':');
+                                s.push_str(c);
+                            }
+                            out.push(s);
+                        }
+                    }
+                }
+                out
+            }
+            _ => {
+                return bad_input(format!(
+                    "campaign {name} needs targets = [...] or engines = [...] (not both, not empty)"
+                ))
+            }
+        };
+        let suites = self
+            .suites
+            .clone()
+            .unwrap_or_else(|| vec!["ibench".to_string()]);
+        if suites.is_empty() {
+            return bad_input(format!("campaign {name}: suites is empty"));
+        }
+        for s in &suites {
+            if !SUITES.contains(&s.as_str()) {
+                return bad_input(format!(
+                    "campaign {name}: unknown suite '{s}' (ibench or sysbench)"
+                ));
+            }
+        }
+        let repeats = self.repeats.unwrap_or(1);
+        if repeats == 0 {
+            return bad_input(format!("campaign {name}: repeats must be at least 1"));
+        }
+        let cells = targets.len() as u128 * suites.len() as u128 * u128::from(repeats);
+        if cells > MAX_CELLS as u128 {
+            return bad_input(format!(
+                "campaign {name}: {} targets x {} suites x {repeats} repeats make {cells} cells, \
+                 more than the {MAX_CELLS} a campaign may have",
+                targets.len(),
+                suites.len()
+            ));
+        }
+        let mut args = BTreeMap::new();
+        for (suite, table) in [("ibench", &self.ibench), ("sysbench", &self.sysbench)] {
+            let Some(table) = table else { continue };
+            if !suites.iter().any(|s| s == suite) {
+                return bad_input(format!(
+                    "campaign {name} has [campaign.{name}.{suite}] but does not run {suite}"
+                ));
+            }
+            args.insert(suite.to_string(), flags(name, suite, table)?);
+        }
+        Ok(Campaign {
+            name: name.to_string(),
+            targets,
+            suites,
+            preset: self.preset.clone(),
+            repeats,
+            pause_between: self.pause_between,
+            base: self.base.clone(),
+            args,
+        })
+    }
+}
+
+fn opt_list(v: &[String]) -> Vec<Option<&str>> {
+    if v.is_empty() {
+        vec![None]
+    } else {
+        v.iter().map(|s| Some(s.as_str())).collect()
+    }
+}
+
+/// `rows_l_i0 = "1M"` -> `--rows-l-i0 1M`; `true` -> the bare flag; a list -> comma-joined.
+fn flags(name: &str, suite: &str, t: &toml::Table) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (k, v) in t {
+        if matches!(
+            k.as_str(),
+            "target" | "targets" | "suite" | "preset" | "out"
+        ) {
+            return bad_input(format!(
+                "campaign {name}: {k} is set for the whole campaign, not in [campaign.{name}.{suite}]"
+            ));
+        }
+        let flag = format!("--{}", k.replace('_', "-"));
+        let scalar = |v: &toml::Value| -> Option<String> {
+            match v {
+                toml::Value::String(s) => Some(s.clone()),
+                toml::Value::Integer(i) => Some(i.to_string()),
+                toml::Value::Float(f) => Some(f.to_string()),
+                _ => None,
+            }
+        };
+        match v {
+            toml::Value::Boolean(true) => out.push(flag),
+            toml::Value::Boolean(false) => {}
+            toml::Value::Array(items) => {
+                let parts: Option<Vec<String>> = items.iter().map(scalar).collect();
+                match parts {
+                    Some(p) => {
+                        out.push(flag);
+                        out.push(p.join(","));
+                    }
+                    None => {
+                        return bad_input(format!(
+                            "campaign {name}: {k} must be a list of numbers or strings"
+                        ))
+                    }
+                }
+            }
+            other => match scalar(other) {
+                Some(s) => {
+                    out.push(flag);
+                    out.push(s);
+                }
+                None => {
+                    return bad_input(format!(
+                        "campaign {name}: {k} must be a string, number, boolean or list"
+                    ))
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl(text: &str) -> CampaignDecl {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn engines_builds_and_configs_make_every_combination() {
+        let c = decl(
+            r#"engines = ["postgres"]
+builds = ["15", "16.4"]
+configs = ["default", "small"]
+repeats = 3
+[ibench]
+rows_l_i0 = "1M"
+rates = [100, 500]
+shared_table = true
+deletes = "off"
+"#,
+        )
+        .resolve("v")
+        .unwrap();
+        assert_eq!(
+            c.targets,
+            [
+                "postgres@15:default",
+                "postgres@15:small",
+                "postgres@16.4:default",
+                "postgres@16.4:small"
+            ]
+        );
+        assert_eq!(c.repeats, 3);
+        assert_eq!(
+            c.args["ibench"],
+            // In the file's order.
+            [
+                "--rows-l-i0",
+                "1M",
+                "--rates",
+                "100,500",
+                "--shared-table",
+                "--deletes",
+                "off"
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_one_sentence() {
+        for (text, expect) in [
+            ("", "needs targets"),
+            ("targets = [\"a\"]\nengines = [\"b\"]\n", "needs targets"),
+            ("targets = [\"a\"]\nbuilds = [\"1\"]\n", "go with engines"),
+            (
+                "targets = [\"a\"]\nrepeats = 4294967295\n",
+                "more than the 100000",
+            ),
+            ("targets = [\"a\"]\nsuites = [\"tpcc\"]\n", "unknown suite"),
+            ("targets = [\"a\"]\nrepeats = 0\n", "at least 1"),
+            (
+                "targets = [\"a\"]\n[sysbench]\nthreads = 4\n",
+                "does not run sysbench",
+            ),
+            (
+                "targets = [\"a\"]\n[ibench]\npreset = \"x\"\n",
+                "whole campaign",
+            ),
+        ] {
+            let e = decl(text).resolve("c").unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{text}");
+            assert!(e.to_string().contains(expect), "{text}: {e}");
+        }
+        // A few KB of declaration that would expand to 10^9 targets is refused before expanding.
+        let many = |p: &str| {
+            (0..1000)
+                .map(|i| format!("\"{p}{i}\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let text = format!(
+            "engines = [{}]\nbuilds = [{}]\nconfigs = [{}]\n",
+            many("e"),
+            many("b"),
+            many("c")
+        );
+        let e = decl(&text).resolve("c").unwrap_err();
+        assert!(e.to_string().contains("make 1000000000 targets"), "{e}");
+    }
+}

@@ -1,0 +1,398 @@
+//! The rooms of the README's "Layout" (the modules under src/) keep their walls: what each module
+//! may not import, checked on the source text, so a shortcut through a wall fails here rather
+//! than in review.
+
+use std::path::Path;
+
+/// Every room (top-level module) a file names: in `crate::<room>`, `dbperf::<room>` and
+/// `super::...` paths (resolved against where the file and its inline modules sit), in `use`
+/// lines and inline paths, grouped imports (`use crate::{dbms, server::X}`) included. `module`
+/// is the file's module path (`src/cli/run.rs` = `["cli", "run"]`).
+fn rooms_named(text: &str, module: &[&str]) -> Vec<String> {
+    let code = blank_comments_and_literals(text);
+    let b = code.as_bytes();
+    let mods = inline_modules(&code);
+    let mut out: Vec<String> = Vec::new();
+    let add = |room: &str, out: &mut Vec<String>| {
+        if !room.is_empty() && room != "self" && room != "super" && !out.iter().any(|r| r == room) {
+            out.push(room.to_string());
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let starts_word = i == 0 || !is_ident(b[i - 1]) && b[i - 1] != b':';
+        if !starts_word || !is_ident(b[i]) {
+            i += 1;
+            continue;
+        }
+        let word = ident_at(&code, i);
+        let after = i + word.len();
+        if !code[after..].starts_with("::") {
+            i = after.max(i + 1);
+            continue;
+        }
+        // Where the path starts (the crate root, or the module `super` steps out to) and
+        // where its remainder begins.
+        let (base, rest_at): (Vec<String>, usize) = match word {
+            "crate" | "dbperf" => (Vec::new(), after + 2),
+            "super" => {
+                let mut here: Vec<String> = module.iter().map(|m| m.to_string()).collect();
+                here.extend(enclosing_modules(&mods, i));
+                let mut j = i;
+                while code[j..].starts_with("super::") {
+                    here.pop();
+                    j += "super::".len();
+                }
+                (here, j)
+            }
+            _ => {
+                i = after;
+                continue;
+            }
+        };
+        if let Some(room) = base.first() {
+            add(room, &mut out);
+        } else {
+            for r in first_segments(&code[rest_at..]) {
+                add(&r, &mut out);
+            }
+        }
+        i = rest_at;
+    }
+    out
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn ident_at(s: &str, i: usize) -> &str {
+    let n = s[i..].bytes().take_while(|c| is_ident(*c)).count();
+    &s[i..i + n]
+}
+
+/// The first segment of a path's remainder: `dbms::X` is `dbms`; a group `{dbms, server::Y,
+/// self}` is each of its members' first segments.
+fn first_segments(rest: &str) -> Vec<String> {
+    let rest = rest.trim_start();
+    if !rest.starts_with('{') {
+        return vec![ident_at(rest, 0).to_string()];
+    }
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    for (k, c) in rest.char_indices() {
+        match c {
+            '{' => {
+                depth += 1;
+                item_start = depth == 1;
+            }
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => item_start = true,
+            c if item_start && depth == 1 && (c.is_ascii_alphanumeric() || c == '_') => {
+                out.push(ident_at(rest, k).to_string());
+                item_start = false;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Inline modules (`mod tests { ... }`): name, and the byte range of their body.
+fn inline_modules(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut open: Vec<(Option<String>, usize)> = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if is_ident(c) && (i == 0 || !is_ident(b[i - 1])) {
+            let w = ident_at(code, i);
+            if w == "mod" {
+                let rest = code[i + 3..].trim_start();
+                let name = ident_at(rest, 0);
+                let after = rest[name.len()..].trim_start();
+                if !name.is_empty() && after.starts_with('{') {
+                    pending = Some(name.to_string());
+                }
+            }
+            i += w.len();
+            continue;
+        }
+        if c == b'{' {
+            open.push((pending.take(), i));
+        } else if c == b'}' {
+            if let Some((Some(name), start)) = open.pop() {
+                out.push((name, start, i));
+            }
+        } else if c == b';' {
+            pending = None;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The inline modules around byte `at`, outermost first.
+fn enclosing_modules(mods: &[(String, usize, usize)], at: usize) -> Vec<String> {
+    let mut m: Vec<&(String, usize, usize)> =
+        mods.iter().filter(|(_, s, e)| *s < at && at < *e).collect();
+    m.sort_by_key(|(_, s, _)| *s);
+    m.into_iter().map(|(n, _, _)| n.clone()).collect()
+}
+
+/// The source with comments, string and char literals replaced by spaces (same length), so
+/// neither a path in a doc comment nor a brace in a string counts.
+fn blank_comments_and_literals(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut o = b.to_vec();
+    let mut i = 0;
+    let blank = |o: &mut Vec<u8>, from: usize, to: usize| {
+        for x in o.iter_mut().take(to.min(b.len())).skip(from) {
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            let end = text[i..].find('\n').map(|k| i + k).unwrap_or(b.len());
+            blank(&mut o, i, end);
+            i = end;
+        } else if b[i..].starts_with(b"/*") {
+            let end = text[i + 2..]
+                .find("*/")
+                .map(|k| i + 2 + k + 2)
+                .unwrap_or(b.len());
+            blank(&mut o, i, end);
+            i = end;
+        } else if b[i] == b'r'
+            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+            && (i == 0 || !is_ident(b[i - 1]))
+        {
+            let hashes = b[i + 1..].iter().take_while(|c| **c == b'#').count();
+            if b.get(i + 1 + hashes) != Some(&b'"') {
+                i += 1;
+                continue;
+            }
+            let close = format!("\"{}", "#".repeat(hashes));
+            let from = i + 2 + hashes;
+            let end = text[from..]
+                .find(&close)
+                .map(|k| from + k + close.len())
+                .unwrap_or(b.len());
+            blank(&mut o, i, end);
+            i = end;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut o, i, j + 1);
+            i = j + 1;
+        } else if b[i] == b'\'' {
+            // A char literal ('x', '\n', '{'), not a lifetime ('a).
+            if b.get(i + 1) == Some(&b'\\') {
+                let end = text[i + 2..]
+                    .find('\'')
+                    .map(|k| i + 2 + k + 1)
+                    .unwrap_or(b.len());
+                blank(&mut o, i, end);
+                i = end;
+            } else if let Some(c) = text[i + 1..].chars().next() {
+                let end = i + 1 + c.len_utf8();
+                if b.get(end) == Some(&b'\'') {
+                    blank(&mut o, i, end + 1);
+                    i = end + 1;
+                } else {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8(o).expect("only ASCII was replaced")
+}
+
+/// The module path of a source file: `src/cli/run.rs` is `cli::run`, `src/cli/mod.rs` is `cli`.
+fn module_of(file: &Path) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rel = file.strip_prefix(&src).unwrap();
+    let mut m: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_str().unwrap().trim_end_matches(".rs").to_string())
+        .collect();
+    if matches!(m.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        m.pop();
+    }
+    m
+}
+
+fn files(dir: &str) -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no sources under src/{dir}");
+    out
+}
+
+/// Fails with every file of `dir` (but `except`) that names one of `forbidden`.
+fn walls(dir: &str, except: &[&str], forbidden: &[&str]) {
+    let mut breaches = Vec::new();
+    for f in files(dir) {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        if except.contains(&name) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let module = module_of(&f);
+        let module: Vec<&str> = module.iter().map(String::as_str).collect();
+        for room in rooms_named(&text, &module) {
+            if forbidden.contains(&room.as_str()) {
+                breaches.push(format!("{} uses the room {room}", f.display()));
+            }
+        }
+    }
+    assert!(breaches.is_empty(), "{}", breaches.join("\n"));
+}
+
+#[test]
+fn the_cli_run_path_reaches_the_machinery_only_through_session() {
+    // `dbperf server start|stop` and `dbperf writeamp` are small commands that call their
+    // rooms directly; everything else in the CLI parses, renders and hands over to session.
+    walls(
+        "cli",
+        &["server.rs", "writeamp.rs"],
+        &["dbms", "server", "engine", "metrics"],
+    );
+}
+
+#[test]
+fn results_are_plain_data() {
+    walls(
+        "results",
+        &[],
+        &["metrics", "engine", "dbms", "server", "session", "report"],
+    );
+}
+
+#[test]
+fn reports_read_results_only() {
+    walls(
+        "report",
+        &[],
+        &["metrics", "engine", "dbms", "server", "session", "workload"],
+    );
+}
+
+#[test]
+fn fetch_gets_builds_and_starts_nothing() {
+    // It may recognise a build's layout (server::layout) but never run a server or a benchmark.
+    walls(
+        "fetch",
+        &[],
+        &[
+            "session", "engine", "dbms", "metrics", "report", "workload", "cli",
+        ],
+    );
+}
+
+#[test]
+fn the_session_does_not_print_or_parse_flags() {
+    walls("session", &[], &["cli"]);
+    for f in files("session") {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for bad in ["println!", "eprintln!", "print!(", "clap::"] {
+            assert!(
+                !text.contains(bad),
+                "{} uses {bad}: the session tells the CLI through events",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_scanner_sees_paths() {
+    let cli = ["cli", "run"];
+    let seen = |text: &str, module: &[&str]| rooms_named(text, module);
+    assert_eq!(
+        seen(
+            "use crate::dbms::{self, Dbms};\nlet x = crate::server::Plan::new();",
+            &cli
+        ),
+        ["dbms", "server"]
+    );
+    // Grouped imports, nested groups, the crate's own name.
+    assert_eq!(
+        seen(
+            "use crate::{\n    dbms,\n    engine::{self, X},\n    self as me,\n};",
+            &cli
+        ),
+        ["dbms", "engine"]
+    );
+    assert_eq!(seen("let v = dbperf::metrics::read();", &cli), ["metrics"]);
+    // `super` steps out of the file's module, and out of its inline modules.
+    assert_eq!(seen("use super::render::Terminal;", &cli), ["cli"]);
+    assert_eq!(seen("use super::super::engine::Roles;", &cli), ["engine"]);
+    assert_eq!(
+        seen("use super::{dbms, server::Plan};", &["cli"]),
+        ["dbms", "server"]
+    );
+    assert_eq!(
+        seen(
+            "mod tests {\n    use super::super::server::x;\n}",
+            &["cli", "run"]
+        ),
+        ["cli"],
+        "inside `mod tests` of cli::run, super::super is cli"
+    );
+    assert_eq!(
+        seen(
+            "mod tests {\n    use super::super::super::server::x;\n}",
+            &["cli", "run"]
+        ),
+        ["server"]
+    );
+    // Comments and strings are not code.
+    assert!(seen("// crate::dbms\nlet s = \"crate::server {\";", &cli).is_empty());
+    assert_eq!(seen("let c = '{'; use crate::metrics;", &cli), ["metrics"]);
+    assert_eq!(
+        module_of(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/cli/mod.rs"
+        ))),
+        ["cli"]
+    );
+}
+
+#[test]
+fn the_history_reads_results_and_runs_nothing() {
+    // It reaches PostgreSQL through dbms' client, and reads result files; it never runs a
+    // benchmark or a server.
+    walls(
+        "history",
+        &[],
+        &["session", "engine", "workload", "server", "metrics", "cli"],
+    );
+}

@@ -1,0 +1,243 @@
+//! Result directories written by earlier dbperfs (schema 1, under tests/golden/) must keep
+//! reading, through the results room's one reader and into a report, for as long as the schema
+//! number is 1 (docs/results.md says when it changes): `release-3be8b90/` was written by the
+//! last release before campaigns (its README says how), `schema1/` by the first with them.
+//! Never regenerate these files to make this pass: a failure means the change breaks every
+//! result users already have.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use dbperf::results::{self, campaign::read_journal, Status};
+use serde_json::Value;
+
+fn golden() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/schema1")
+}
+
+fn release() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/release-3be8b90")
+}
+
+const RELEASE_IBENCH: [&str; 6] = ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"];
+const RELEASE_SYSBENCH: [&str; 3] = ["load", "update-index_range=100", "point-query_range=100"];
+
+/// Every file the release wrote reads through the one reader (`results::read_run`,
+/// `results::read_step`), with the steps it ran.
+#[test]
+fn results_of_the_release_before_campaigns_read_through_the_one_reader() {
+    for (suite, steps) in [
+        ("ibench", &RELEASE_IBENCH[..]),
+        ("sysbench", &RELEASE_SYSBENCH[..]),
+    ] {
+        let run_dir = release().join(suite);
+        assert!(
+            !run_dir.join("campaign.json").exists(),
+            "written before journals existed"
+        );
+        let d = run_dir.join(TARGET);
+        let run = results::read_run(&d).expect("run.json reads");
+        assert_eq!(run.suite, suite);
+        assert_eq!(run.tool.git_revision, "3be8b909470f", "{suite}");
+        assert_eq!(run.campaign, None, "{suite}");
+        assert_eq!(run.steps_planned, steps);
+        for step in steps {
+            let f = results::read_step(&d, step)
+                .unwrap_or_else(|e| panic!("{suite} {step} reads: {e:#}"));
+            assert_eq!(f.step, *step);
+            assert_eq!(f.status, Status::Ok, "{suite} {step}");
+            assert!(f.headline.value > 0.0, "{suite} {step}");
+            assert!(f.hardware.is_some(), "{suite} {step}: hardware read");
+        }
+        // The sysbench steps carry their `sysbench` object, which the report groups by.
+        if suite == "sysbench" {
+            let f = results::read_step(&d, "point-query_range=100").unwrap();
+            assert_eq!(f.sysbench.expect("sysbench object").group, "point");
+        }
+    }
+}
+
+/// The release's directories make a report in every format, with every step in it and its
+/// numbers the files' numbers, and nothing left out.
+#[test]
+fn the_release_before_campaigns_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rep");
+    let ib = release().join("ibench");
+    let sb = release().join("sysbench");
+    let o = run(&[
+        "report",
+        ib.to_str().unwrap(),
+        sb.to_str().unwrap(),
+        "--format",
+        "html,md,json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("left out"), "{}", text(&o));
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let tput = table(&rep, "ibench-tput");
+    let cols: Vec<&str> = tput["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    for step in RELEASE_IBENCH {
+        let f = results::read_step(&ib.join(TARGET), step).unwrap();
+        let i = cols
+            .iter()
+            .position(|k| *k == step)
+            .unwrap_or_else(|| panic!("{step} in {cols:?}"));
+        let v = tput["rows"][0]["cells"][i]["value"].as_f64();
+        assert_eq!(v, Some(f.headline.value), "{step}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for step in RELEASE_IBENCH.iter().chain(&RELEASE_SYSBENCH[1..]) {
+        assert!(md.contains(step), "{step} in the Markdown report");
+        assert!(html.contains(step), "{step} in the HTML report");
+    }
+    // The sysbench QPS table has the two microbenchmarks with their step files' QPS.
+    let all: Vec<&Value> = rep["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["id"].as_str().unwrap().starts_with("sysbench-")
+                && t["id"].as_str().unwrap().ends_with("-qps")
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for t in all {
+        for (i, c) in t["columns"].as_array().unwrap().iter().enumerate() {
+            let key = c["key"].as_str().unwrap();
+            if let Ok(f) = results::read_step(&sb.join(TARGET), key) {
+                assert_eq!(
+                    t["rows"][0]["cells"][i]["value"].as_f64(),
+                    Some(f.headline.value),
+                    "{key}"
+                );
+                seen.push(key.to_string());
+            }
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["point-query_range=100", "update-index_range=100"]);
+}
+
+fn table<'a>(rep: &'a Value, id: &str) -> &'a Value {
+    rep["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("table {id}"))
+}
+
+const TARGET: &str = "sqlite.wal-normal";
+
+#[test]
+fn results_of_an_earlier_release_still_read() {
+    for (suite, steps) in [
+        ("ibench", vec!["l.i0", "l.x", "l.i1", "qr100"]),
+        (
+            "sysbench",
+            vec!["load", "update-index_range=100", "point-query_range=100"],
+        ),
+    ] {
+        let run_dir = golden().join(suite);
+        let j = read_journal(&run_dir).expect("campaign.json reads");
+        assert_eq!(j.cells.len(), 1);
+        let (run, files) = read_all(&run_dir.join(TARGET));
+        assert_eq!(run.suite, suite);
+        assert_eq!(run.steps_planned, steps);
+        assert_eq!(files.len(), steps.len(), "{suite}: every step file reads");
+        for f in &files {
+            assert_eq!(f.status, Status::Ok, "{suite} {}", f.step);
+            assert!(f.headline.value > 0.0, "{suite} {}", f.step);
+        }
+    }
+}
+
+/// Fields a later dbperf adds within schema 1 are read past, not refused.
+#[test]
+fn fields_added_later_are_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join(TARGET);
+    copy_dir(&golden().join("ibench").join(TARGET), &d);
+    let edit = |p: &Path| {
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        v["a_field_from_the_future"] = serde_json::json!({"x": [1, 2]});
+        std::fs::write(p, v.to_string()).unwrap();
+    };
+    edit(&d.join("run.json"));
+    edit(&d.join("steps/l.i0.json"));
+    let run = results::read_run(&d).expect("an added field is ignored");
+    assert_eq!(run.target.name, TARGET);
+    results::read_step(&d, "l.i0").expect("an added field is ignored");
+}
+
+/// The report over both golden directories: its numbers are the files' numbers.
+#[test]
+fn an_earlier_release_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rep");
+    let ib = golden().join("ibench");
+    let sb = golden().join("sysbench");
+    let o = run(&[
+        "report",
+        ib.to_str().unwrap(),
+        sb.to_str().unwrap(),
+        "--format",
+        "json,md",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let table = |id: &str| -> Value {
+        rep["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("table {id}"))
+            .clone()
+    };
+    let (_, steps) = read_all(&ib.join(TARGET));
+    let tput = table("ibench-tput");
+    let cols: Vec<&str> = tput["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    for s in &steps {
+        let i = cols
+            .iter()
+            .position(|k| *k == s.step)
+            .unwrap_or_else(|| panic!("{} in {cols:?}", s.step));
+        let v = tput["rows"][0]["cells"][i]["value"].as_f64().unwrap();
+        assert_eq!(v, s.headline.value, "{}", s.step);
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("point-query_range=100"), "{md}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
