@@ -294,14 +294,17 @@ rows_l_i0 = "1k"
                     .iter()
                     .map(|x| x["label"].as_str().unwrap().to_string())
                     .collect();
-                // Hardware metrics measured as zero (no device reads in a run, say) leave
-                // gaps that differ from run to run; every other table's gaps must agree.
+                // Hardware figures measured as zero (no device reads in a run, say) leave
+                // gaps that differ from run to run, in the metrics and the per-device tables;
+                // every other table's gaps must agree.
+                let id = t["id"].as_str().unwrap();
+                let measured = id.contains("-metrics") || id.contains("-devices");
                 let gaps = rows
                     .iter()
                     .flat_map(|x| x["cells"].as_array().unwrap())
                     .filter(|c| c["mark"] == "gap")
                     .count()
-                    * usize::from(!t["id"].as_str().unwrap().contains("-metrics"));
+                    * usize::from(!measured);
                 (t["id"].as_str().unwrap().to_string(), labels, gaps)
             })
             .collect()
