@@ -1,10 +1,8 @@
 //! The MySQL/MariaDB packet reader: what a hostile or broken server can send to dbperf's client
 //! (src/dbms/mysql_wire.rs, src/dbms/mysql_auth.rs over src/dbms/net.rs), from its greeting on.
 
-use std::time::Instant;
-
 use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
-use dbperf::dbms::{Conn, Dbms, Param};
+use dbperf::dbms::Dbms;
 use proptest::prelude::*;
 
 use super::wire::{self, Fake};
@@ -355,42 +353,7 @@ pub fn exercise(bytes: Vec<u8>, tcp: bool) -> Result<(), TestCaseError> {
         "",
     )
     .with_timeouts(wire::QUICK);
-    let watch = Watch::start();
-    let t = Instant::now();
-    match my.connect() {
-        Err(e) => wire::check_connect_error(&e)?,
-        Ok(mut c) => calls(c.as_mut())?,
-    }
-    wire::check_time(t)?;
-    watch.no_panic()?;
-    watch.allocated_at_most(wire::ALLOCATION_BOUND)?;
-    fake.finish();
-    Ok(())
-}
-
-fn calls(c: &mut dyn Conn) -> Result<(), TestCaseError> {
-    let checked = |r: Result<(), dbperf::dbms::DbError>| match r {
-        Ok(()) => Ok(()),
-        Err(e) => wire::check_error(&e),
-    };
-    checked(c.execute_batch("SET x = 1"))?;
-    checked(c.query_i64("SELECT 1").map(drop))?;
-    checked(c.run_text("SELECT 1").map(drop))?;
-    let params = [
-        Param::Int(7),
-        Param::Text("t"),
-        Param::DateTime("2024-01-02 03:04:05"),
-    ];
-    match c.prepare("SELECT ?") {
-        Err(e) => wire::check_error(&e)?,
-        Ok(st) => {
-            for n in 0..=params.len() {
-                checked(c.query(st, &params[..n]).map(drop))?;
-                checked(c.execute(st, &params[..n]).map(drop))?;
-            }
-        }
-    }
-    Ok(())
+    wire::exercise(fake, &my, "SELECT ?")
 }
 
 proptest! {

@@ -11,8 +11,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use dbperf::dbms::{DbError, Endpoint, Timeouts, Transport};
+use dbperf::dbms::{self, DbError, Dbms, Endpoint, Param, Timeouts, Transport};
 use proptest::prelude::*;
+
+use crate::Watch;
 
 /// Short enough that a case waiting on them would show as slow; no generated case should wait
 /// at all (the fake server always hangs up).
@@ -148,5 +150,47 @@ pub fn check_connect_error(e: &anyhow::Error) -> Result<(), TestCaseError> {
 
 pub fn check_time(t: Instant) -> Result<(), TestCaseError> {
     prop_assert!(t.elapsed() < CASE_LIMIT, "took {:?}", t.elapsed());
+    Ok(())
+}
+
+/// Connects `target` to `fake` and, once logged in, uses every kind of call dbperf makes: text
+/// queries, prepared statements with 0-3 parameters (`select` is the engine's one-placeholder
+/// query). Then checks the case's time, panics and allocation.
+pub fn exercise(fake: Fake, target: &dyn Dbms, select: &str) -> Result<(), TestCaseError> {
+    let watch = Watch::start();
+    let t = Instant::now();
+    match target.connect() {
+        Err(e) => check_connect_error(&e)?,
+        Ok(mut c) => calls(c.as_mut(), select)?,
+    }
+    check_time(t)?;
+    watch.no_panic()?;
+    watch.allocated_at_most(ALLOCATION_BOUND)?;
+    fake.finish();
+    Ok(())
+}
+
+fn calls(c: &mut dyn dbms::Conn, select: &str) -> Result<(), TestCaseError> {
+    let checked = |r: Result<(), DbError>| match r {
+        Ok(()) => Ok(()),
+        Err(e) => check_error(&e),
+    };
+    checked(c.execute_batch("SET x = 1"))?;
+    checked(c.query_i64("SELECT 1").map(drop))?;
+    checked(c.run_text("SELECT 1").map(drop))?;
+    let params = [
+        Param::Int(7),
+        Param::Text("t"),
+        Param::DateTime("2024-01-02 03:04:05"),
+    ];
+    match c.prepare(select) {
+        Err(e) => check_error(&e)?,
+        Ok(st) => {
+            for n in 0..=params.len() {
+                checked(c.query(st, &params[..n]).map(drop))?;
+                checked(c.execute(st, &params[..n]).map(drop))?;
+            }
+        }
+    }
     Ok(())
 }
