@@ -2,7 +2,7 @@
 //! run-loop checks use the hidden `null` target (answers in a scripted time), so they take
 //! seconds; one campaign runs on real SQLite and one on managed servers.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Stdio};

@@ -1,7 +1,7 @@
 //! The command line's contract: help, version, presets, and one clear sentence + exit 2 for
 //! every kind of bad input.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -1,26 +1,27 @@
-//! Calibration of the report's verdicts (docs/statistics.md): targets that are the same build
-//! and config (an A/A comparison) come out "no difference" in at least 95% of the cells of a
-//! campaign, and a target slowed on purpose is called slower: SQLite's own defaults, a rollback
-//! journal written, fsynced and deleted at every commit, against WAL with fsyncs at checkpoints
-//! only. Four interleaved rounds, so the interval carries the run-to-run variation a single
-//! run cannot show. (WAL with synchronous=full, one fsync per commit, was the first slowed
-//! target: 0.70-0.77 of the base's l.i1 on the machines here, too close to the 0.95 threshold
-//! for rounds that differ by 25-35% among themselves, and honestly not called once on CI.
-//! One A/A pair in four rounds rather than two in three: the same number of cells, and
-//! Welch's t over the rounds gets three degrees of freedom or more instead of two.)
+//! The report's verdicts on runs whose figures are scripted (docs/statistics.md): the hidden
+//! `null` target answers each statement after a set sleep, so two targets with the same script
+//! (an A/A pair) differ only by the host's scheduling noise, and a target whose statements sleep
+//! twice as long is slower by construction. Three interleaved rounds: the intervals rest on the
+//! rounds and on each step's per-second series, as on a real campaign. What it checks is that the
+//! statistics are computed and applied right (an interval in every cell, the A/A pair not called,
+//! the slowed target called slower); how often the method is wrong on real engines is measured by
+//! bench/calibration.sh (docs/statistics.md, "Calibration"), not here: that is a figure of the
+//! host, not a property of the code.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
 
-/// The A/A targets' comparisons with the base in every relative table that carries verdicts
-/// (throughput, metrics per operation): (cells compared, of those called a difference, the
-/// called cells' descriptions).
+/// The A/A targets' comparisons with the base in the relative tables whose figures the script
+/// decides (throughput and latency; the metrics tables are host CPU and IO, which other
+/// processes move): (cells compared, of those called a difference, the called cells'
+/// descriptions).
 fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
     let (mut compared, mut called, mut which) = (0, 0, Vec::new());
     for t in j["tables"].as_array().unwrap() {
-        if t["kind"] != "relative" {
+        let id = t["id"].as_str().unwrap_or_default();
+        if t["kind"] != "relative" || id.contains("-metrics-") {
             continue;
         }
         for r in t["rows"].as_array().unwrap() {
@@ -38,8 +39,7 @@ fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
                 if matches!(cell["mark"].as_str(), Some("worse" | "better")) {
                     called += 1;
                     which.push(format!(
-                        "{} {label} {}: {note}",
-                        t["id"].as_str().unwrap_or_default(),
+                        "{id} {label} {}: {note}",
                         t["columns"][c]["key"].as_str().unwrap_or_default()
                     ));
                 }
@@ -50,14 +50,14 @@ fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
 }
 
 #[test]
-fn an_a_a_campaign_is_no_difference_in_95_percent_of_cells_and_a_slowed_target_is_slower() {
+fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
     let tmp = tempfile::tempdir().unwrap();
     let toml = tmp.path().join("dbperf.toml");
     std::fs::write(
         &toml,
-        "[target.a]\nengine = \"sqlite\"\nconfig = \"wal-normal\"\n\
-         [target.b]\nengine = \"sqlite\"\nconfig = \"wal-normal\"\n\
-         [target.slow]\nengine = \"sqlite\"\nconfig = \"delete-full\"\n",
+        "[target.a]\nengine = \"null\"\nconfig = \"sleep-5ms\"\n\
+         [target.b]\nengine = \"null\"\nconfig = \"sleep-5ms\"\n\
+         [target.slow]\nengine = \"null\"\nconfig = \"sleep-10ms\"\n",
     )
     .unwrap();
     let out = tmp.path().join("r");
@@ -72,22 +72,16 @@ fn an_a_a_campaign_is_no_difference_in_95_percent_of_cells_and_a_slowed_target_i
         "--target",
         "slow",
         "--repeats",
-        "4",
+        "3",
         "--steps",
-        "l.i0,l.x,l.i1,l.i2,qr100,qp100",
+        "l.i0,l.x,l.i1",
         "--rows-l-i0",
-        "30k",
+        "5k",
+        // 660 inserts of 50 rows, each with its delete on another connection, 5 ms apiece:
+        // 3.3 s, three full seconds for the per-second series whatever the host's speed.
         "--rows-l-i1",
-        // Long enough for a per-second series (3 full seconds or more) on a machine twice as
-        // fast as the 2-core VM, where the base's l.i1 runs about 6 s, so the interval rests
-        // on the seconds as well as on the rounds' headlines.
-        "150k",
-        "--rows-l-i2",
-        "10k",
-        "--query-seconds",
-        "4",
-        "--rates",
-        "100",
+        "33k",
+        "--no-calibration",
         "--out",
         out.to_str().unwrap(),
         "--no-progress",
@@ -106,131 +100,75 @@ fn an_a_a_campaign_is_no_difference_in_95_percent_of_cells_and_a_slowed_target_i
     let j: Value =
         serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
     let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
-    // What a failure needs to be read: each round's l.i1 headline.
-    for line in md.lines().filter(|l| l.contains(" · l.i1 |")) {
-        eprintln!("{line}");
-    }
-    let rel = j["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == "ibench-tput-rel")
-        .unwrap();
-    let keys: Vec<&str> = rel["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["key"].as_str().unwrap())
-        .collect();
-    let cell = |row: &str, step: &str| -> (String, String) {
-        let r = rel["rows"]
+    let table = |id: &str| {
+        j["tables"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["label"] == row)
-            .unwrap();
-        let c = &r["cells"][keys.iter().position(|k| *k == step).unwrap()];
-        (
-            c["mark"].as_str().unwrap().to_string(),
-            c["note"].as_str().unwrap_or("").to_string(),
-        )
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("no table {id}"))
+            .clone()
     };
-    // Every throughput cell has an interval: a per-second series, or four rounds' headlines
-    // (l.x).
-    for step in ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"] {
-        let (_, note) = cell("b", step);
-        assert!(note.contains("95% interval"), "b {step}: {note}");
-    }
-    // Across the campaign's relative tables (throughput and the metrics per operation), the
-    // A/A pair comes out "no difference" in at least 95% of the cells compared.
-    let (n, called, which) = a_a_calls(&j, &["b"]);
-    assert!(n >= 90, "only {n} A/A cells compared");
-    assert!(
-        called as f64 <= 0.05 * n as f64,
-        "{called} of {n} A/A cells called a difference:\n{}",
-        which.join("\n")
-    );
-    eprintln!(
-        "A/A: {called} of {n} cells called a difference\n{}",
-        which.join("\n")
-    );
-    let (mark, note) = cell("slow", "l.i1");
-    eprintln!("slow l.i1: {note}");
-    assert!(
-        note.contains(" s × 4 rounds"),
-        "l.i1 has per-second series: {note}"
-    );
-    assert_eq!(
-        mark, "worse",
-        "a journal fsynced per commit is slower on l.i1: {note}"
-    );
-    assert!(note.starts_with("slower: 95% interval"), "{note}");
-    assert!(md.contains("Verdicts: "), "{md}");
-    // The metrics tables' verdicts rest on the rounds.
-    assert!(
-        j.to_string().contains("4 rounds' figures"),
-        "no metrics cell with an interval over the rounds"
-    );
-
-    // Latency against the base: p50 and p99 with an interval from the four rounds' histograms
-    // (their A/A cells are in the count above), and a p-value on the per-second p99s where
-    // the step has seconds enough.
-    for (step, op) in [("l.i1", "insert"), ("qr100", "query")] {
-        let id = format!("ibench-{}-lat-{op}-rel", step.replace('.', "-"));
-        let lat = j["tables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == id.as_str())
-            .unwrap_or_else(|| panic!("no table {id}"));
-        assert_eq!((&lat["step"], &lat["op"]), (&step.into(), &op.into()));
-        let keys: Vec<&str> = lat["columns"]
+    let cell = |t: &Value, row: &str, key: &str| -> Value {
+        let keys: Vec<&str> = t["columns"]
             .as_array()
             .unwrap()
             .iter()
             .map(|c| c["key"].as_str().unwrap())
             .collect();
-        assert_eq!(keys, ["p50", "p99", "p"], "{id}");
-        let row = |name: &str| {
-            lat["rows"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["label"] == name)
-                .unwrap()
-                .clone()
-        };
-        let b = row("b");
-        for (c, k) in b["cells"].as_array().unwrap().iter().zip(&keys).take(2) {
-            let note = c["note"].as_str().unwrap_or("");
-            assert!(
-                note.contains("95% interval") && note.contains("× 4 rounds"),
-                "b {id} {k}: {note}"
-            );
-        }
-        // qr100 has four full seconds a round; l.i1 may last under one on a fast machine.
-        if step == "qr100" {
-            let p = b["cells"][2]["value"].as_f64();
-            assert!(
-                p.is_some_and(|p| p > 0.0 && p <= 1.0),
-                "b {id} p: {}",
-                b["cells"][2]
-            );
-        }
-        assert_eq!(row("a")["cells"][2]["note"], "the base");
-        if step == "l.i1" {
-            // Each insert statement waits for the journal's fsyncs. The slowest inserts, whose
-            // wait is mostly the device's, came out 1.7-2.6x and 2.2-3.6x in two runs here;
-            // p50 1.5-4.5x and 3.8-6.0x, its rounds moving more (the base's p50 by half between
-            // rounds), so it must not be called faster but need not be called.
-            let c = &row("slow")["cells"];
-            eprintln!(
-                "slow l.i1 insert latency: p50 {} / p99 {}",
-                c[0]["note"], c[1]["note"]
-            );
-            assert_eq!(c[1]["mark"], "worse", "slow l.i1 p99: {}", c[1]);
-            assert_ne!(c[0]["mark"], "better", "slow l.i1 p50: {}", c[0]);
-        }
+        let r = t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == row)
+            .unwrap_or_else(|| panic!("no row {row} in {}", t["id"]));
+        r["cells"][keys.iter().position(|k| *k == key).unwrap()].clone()
+    };
+    let note = |c: &Value| c["note"].as_str().unwrap_or_default().to_string();
+    let rel = table("ibench-tput-rel");
+    // Every throughput cell has an interval: l.i1 from its per-second series, l.i0 and l.x
+    // (under three seconds) from the three rounds' headlines.
+    for (step, from) in [
+        ("l.i0", "3 rounds' headlines"),
+        ("l.x", "3 rounds' headlines"),
+        ("l.i1", " s × 3 rounds"),
+    ] {
+        let n = note(&cell(&rel, "b", step));
+        assert!(n.contains("95% interval") && n.contains(from), "b {step}: {n}");
     }
+    // The A/A pair's figures differ by scheduling noise only: never a difference.
+    let (n, called, which) = a_a_calls(&j, &["b"]);
+    assert!(n >= 9, "only {n} A/A cells compared");
+    assert_eq!(called, 0, "A/A cells called a difference:\n{}", which.join("\n"));
+    // Twice the sleep: half the throughput and twice the latency, called on both.
+    let slow = cell(&rel, "slow", "l.i1");
+    assert_eq!(slow["mark"], "worse", "{slow}");
+    assert!(note(&slow).starts_with("slower: 95% interval"), "{slow}");
+    let ratio = slow["value"].as_f64().unwrap();
+    assert!((0.4..0.6).contains(&ratio), "slow l.i1 at {ratio} of the base");
+    assert!(md.contains("Verdicts: "), "{md}");
+
+    // Latency against the base: p50 and p99 with an interval from the three rounds'
+    // histograms, and a p-value from the per-second p99s.
+    let lat = table("ibench-l-i1-lat-insert-rel");
+    let keys: Vec<&str> = lat["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["p50", "p99", "p"]);
+    for k in ["p50", "p99"] {
+        let n = note(&cell(&lat, "b", k));
+        assert!(
+            n.contains("95% interval") && n.contains("× 3 rounds"),
+            "b {k}: {n}"
+        );
+        let c = cell(&lat, "slow", k);
+        assert_eq!(c["mark"], "worse", "slow l.i1 insert {k}: {c}");
+    }
+    let p = cell(&lat, "b", "p")["value"].as_f64();
+    assert!(p.is_some_and(|p| p > 0.0 && p <= 1.0), "b p: {p:?}");
+    assert_eq!(note(&cell(&lat, "a", "p")), "the base");
     assert!(md.contains("latency comparisons with the base"), "{md}");
 }

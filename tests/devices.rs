@@ -2,7 +2,7 @@
 //! device counted beside the data's, each shown on its own with what it holds, in the step
 //! file and the report.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! Benchmark operation skipped); `--ignore-errors` replaces the list, `none` fails on the first.
 //! The null target's scripted lock conflict carries SQLSTATE 40001.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

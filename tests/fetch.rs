@@ -7,7 +7,7 @@
 //! the binary's path), so a run downloads each build once. Tests that need npm, apt or
 //! the network say so and skip when they are absent.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -19,14 +19,12 @@ use std::sync::Once;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
-mod fuzz {
-    pub mod mysql;
-    pub mod pg;
-    pub mod results;
-    pub mod spec;
-    pub mod wire;
-    pub mod writeamp;
-}
+mod mysql;
+mod pg;
+mod results;
+mod spec;
+mod wire;
+mod writeamp;
 
 /// Counts what the current thread allocates, so a case can check that no length field it sent
 /// decided an allocation beyond the bound.
@@ -177,14 +175,6 @@ impl Damage {
         }
         b.extend_from_slice(&self.junk);
         b
-    }
-
-    pub fn none() -> Damage {
-        Damage {
-            cut: None,
-            writes: Vec::new(),
-            junk: Vec::new(),
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! Never regenerate these files to make this pass: a failure means the change breaks every
 //! result users already have.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

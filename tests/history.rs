@@ -2,7 +2,7 @@
 //! through a managed server), once per run however often they are added, and change points
 //! read back from series with a known step.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

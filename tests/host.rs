@@ -3,7 +3,7 @@
 //! restoring the exact previous values, and one sentence + exit 2 for every bad input, with
 //! nothing half-written.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,6 @@
 //! The Insert Benchmark end to end on real (bundled) SQLite, through the dbperf binary.
 
-mod common;
+use crate::common;
 
 use common::*;
 use dbperf::results::decode_histogram;

@@ -3,7 +3,7 @@
 //! text results, errors from the second of several statements, a lock wait timeout counted as
 //! transient, and a value larger than one 16 MiB protocol packet in both directions.
 
-mod common;
+use crate::common;
 
 use common::*;
 use dbperf::dbms::mysql::{Flavor, Mysql, Storage};

@@ -15,7 +15,7 @@
 //!   exit 130 and leave no process, no `server.json`, no registry entry;
 //! * SIGTERM of `dbperf run` acts like a first Ctrl-C: finished steps kept, no server left.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};

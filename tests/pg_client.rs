@@ -4,7 +4,7 @@
 //! second of several statements, a lock timeout counted as transient, a session the server
 //! terminates, and a value larger than the read buffer.
 
-mod common;
+use crate::common;
 
 use common::*;
 use dbperf::dbms::postgres::{ping, Postgres};

@@ -1,7 +1,7 @@
 //! `dbperf run --profile`: perf samples the managed server during each step's measured time, and
 //! the stacks are folded per step; without perf, a warning and a completed run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! Long runs (hours at full size) are started verbatim, given a few seconds, then stopped with
 //! SIGINT as a user would: they must stop cleanly (exit 130) with what they measured written.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

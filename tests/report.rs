@@ -3,7 +3,7 @@
 //! failed step; hardware-metric columns and sysbench results as the parallel issues will write
 //! them; and every kind of bad input.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -3,7 +3,7 @@
 //! scripts/install-test-deps.sh installs; without them these tests are skipped locally and fail
 //! in CI.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

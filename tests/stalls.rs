@@ -2,7 +2,7 @@
 //! one sentence in bounded time, keeps the finished steps, exits 1 and stops its server. The
 //! run-loop cases use the hidden `null` target; one case stops a real managed PostgreSQL.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Output, Stdio};

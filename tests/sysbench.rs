@@ -5,7 +5,7 @@
 //! general log on MariaDB). Needs the Debian packages scripts/install-test-deps.sh installs
 //! (sysbench among them); without them these tests are skipped locally and fail in CI.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! run order on small tables, the 2024 order's one-pass scan, what the writes do to the rows,
 //! prepared statements off, several threads and tables, and bad input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@ use dbperf::dbms::Dbms;
 use proptest::prelude::*;
 
 use super::wire::{self, Fake};
-use crate::{config, damage, word, Damage, Watch};
+use super::{config, damage, word, Damage, Watch};
 
 /// A server's public key for caching_sha2_password's full authentication over TCP.
 const KEY_PKCS8: &[u8] = b"-----BEGIN PUBLIC KEY-----

@@ -6,7 +6,7 @@ use dbperf::dbms::Dbms;
 use proptest::prelude::*;
 
 use super::wire::{self, Fake};
-use crate::{config, damage, word, Damage};
+use super::{config, damage, word, Damage};
 
 /// One backend message; `len` replaces the true length field when set.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use dbperf::results::{self, campaign};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::{config, damage, word, Damage, Watch};
+use super::{config, damage, word, Damage, Watch};
 
 const RUN: &str = include_str!("../golden/schema1/ibench/sqlite.wal-normal/run.json");
 const STEP: &str = include_str!("../golden/schema1/ibench/sqlite.wal-normal/steps/qr100.json");

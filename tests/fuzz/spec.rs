@@ -8,7 +8,7 @@ use dbperf::error::is_bad_input;
 use dbperf::spec::config_file;
 use proptest::prelude::*;
 
-use crate::{config, damage, Damage, Watch};
+use super::{config, damage, Damage, Watch};
 
 /// Values of every TOML type, plausible ones mostly.
 fn value() -> impl Strategy<Value = String> {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use dbperf::dbms::{self, DbError, Dbms, Endpoint, Param, Timeouts, Transport};
 use proptest::prelude::*;
 
-use crate::Watch;
+use super::Watch;
 
 /// Short enough that a case waiting on them would show as slow; no generated case should wait
 /// at all (the fake server always hangs up).

@@ -7,7 +7,7 @@ use std::process::Command;
 use dbperf::metrics::writeamp::parse_status_text;
 use proptest::prelude::*;
 
-use crate::{config, config_per_process, damage, Damage, Watch};
+use super::{config, config_per_process, damage, Damage, Watch};
 
 const NAMES: &[&str] = &[
     "Innodb_os_log_written",

@@ -8,8 +8,6 @@
 //! there (docs/reliability.md carries one from a real run). FAULTS_ONLY=<text> runs only the
 //! cases whose name contains it.
 
-#[path = "../common/mod.rs"]
-mod common;
 mod disk;
 mod hostile;
 mod launch;
@@ -27,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use dbperf::results::{self, Status};
 use disk::*;
 use hostile::*;

@@ -1,0 +1,30 @@
+//! dbperf's integration tests, one binary: its tests share one harness and run side by side
+//! (`cargo test` runs test binaries one after another, and links each against the whole crate),
+//! and share what is costly to set up. Each module is one subject; `common` holds the helpers.
+
+mod common;
+
+mod architecture;
+mod campaigns;
+mod cli;
+mod confidence;
+mod devices;
+mod error_classes;
+mod faults;
+mod fetch;
+mod fuzz;
+mod golden;
+mod history;
+mod host;
+mod hostile;
+mod ibench_sqlite;
+mod mysql_client;
+mod orphans;
+mod pg_client;
+mod profiles;
+mod readme;
+mod report;
+mod servers;
+mod stalls;
+mod sysbench;
+mod sysbench_sqlite;
