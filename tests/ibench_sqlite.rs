@@ -131,7 +131,10 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
         assert!(rows.iter().all(|r| r.split(',').count() == width));
     }
 
-    // Load steps insert exactly the planned rows; query steps meet the SLA on a cached SQLite.
+    // Load steps insert exactly the planned rows; query steps insert exactly query_seconds x
+    // rate rows (the step ends when the background inserts are done), and their SLA is computed
+    // from those rows over the measured time. Whether it was met is the host's doing (a busy
+    // machine misses it): what is checked is that `met` follows the 95% rule.
     let li0 = &steps[0];
     assert_eq!(li0.ops["insert"].rows, 100_000);
     assert_eq!(li0.ops["insert"].count, 1_000, "100 rows per statement");
@@ -154,7 +157,21 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
         let sla = s.sla.as_ref().unwrap();
         let rate: f64 = s.step[2..].parse().unwrap();
         assert_eq!(sla.target_rows_per_s, rate);
-        assert_eq!(sla.met, Some(true), "{} {sla:?}", s.step);
+        let achieved = s.ops["insert"].rows as f64 / s.duration_s;
+        assert!(
+            (sla.achieved_rows_per_s - achieved).abs() <= 0.001 * achieved + 0.01,
+            "{}: achieved {} vs {} rows over {} s",
+            s.step,
+            sla.achieved_rows_per_s,
+            s.ops["insert"].rows,
+            s.duration_s
+        );
+        assert!((sla.ratio - sla.achieved_rows_per_s / rate).abs() < 0.001, "{sla:?}");
+        assert_eq!(sla.required_ratio, 0.95);
+        // The ratio is written to 3 decimals; `met` is decided on the unrounded figure.
+        if (sla.ratio - 0.95).abs() > 0.001 {
+            assert_eq!(sla.met, Some(sla.ratio >= 0.95), "{} {sla:?}", s.step);
+        }
         assert_eq!(
             s.ops["insert"].rows as f64,
             rate * 5.0,
@@ -304,6 +321,11 @@ fn ctrl_c_stops_the_step_keeps_what_was_measured_and_exits_130() {
         assert!(t0.elapsed().as_secs() < 60, "l.i0 never finished");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // qr100 has started (its series file exists) and has run a while.
+    while !steps_dir.join(".qr100.series.csv.tmp").exists() {
+        assert!(t0.elapsed().as_secs() < 60, "qr100 never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     std::thread::sleep(std::time::Duration::from_millis(2500));
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -328,7 +350,9 @@ fn ctrl_c_stops_the_step_keeps_what_was_measured_and_exits_130() {
         None,
         "no SLA verdict on a partial step"
     );
-    assert!(steps[1].duration_s >= 2.0 && steps[1].duration_s < 10.0);
+    // The measured time up to the signal: under the 2.5 s since the step began, less whatever
+    // its start took on this host.
+    assert!(steps[1].duration_s > 0.0 && steps[1].duration_s < 10.0);
     assert!(!steps_dir.join(".qr100.series.csv.tmp").exists());
     assert!(steps_dir.join("qr100.series.csv").exists());
 }

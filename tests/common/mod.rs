@@ -123,8 +123,10 @@ pub fn processes_using(path: &Path) -> Vec<String> {
 }
 
 /// The hardware figures of every step are taken over exactly its measured time: the /proc
-/// interval within 1% (+ 20 ms for the snapshots themselves) of `duration_s`, and the
-/// operations they are divided by are the engine's integer counts.
+/// interval within 2% (+ 100 ms for the snapshots themselves, taken by a thread that a busy
+/// host may run late) of `duration_s`, far from the whole seconds of setup or teardown that an
+/// interval taken at the wrong place would add; and the operations they are divided by are the
+/// engine's integer counts.
 pub fn check_cost_interval(steps: &[StepFile]) {
     for s in steps {
         if s.status != "ok" {
@@ -133,7 +135,7 @@ pub fn check_cost_interval(steps: &[StepFile]) {
         let h = s.hardware.as_ref().expect("hardware");
         let gap = (h.interval_s - s.duration_s).abs();
         assert!(
-            gap <= 0.01 * s.duration_s + 0.020,
+            gap <= 0.02 * s.duration_s + 0.100,
             "{}: interval {} s vs measured {} s",
             s.step,
             h.interval_s,
