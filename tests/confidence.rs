@@ -134,18 +134,29 @@ fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
         ("l.i1", " s × 3 rounds"),
     ] {
         let n = note(&cell(&rel, "b", step));
-        assert!(n.contains("95% interval") && n.contains(from), "b {step}: {n}");
+        assert!(
+            n.contains("95% interval") && n.contains(from),
+            "b {step}: {n}"
+        );
     }
     // The A/A pair's figures differ by scheduling noise only: never a difference.
     let (n, called, which) = a_a_calls(&j, &["b"]);
     assert!(n >= 9, "only {n} A/A cells compared");
-    assert_eq!(called, 0, "A/A cells called a difference:\n{}", which.join("\n"));
+    assert_eq!(
+        called,
+        0,
+        "A/A cells called a difference:\n{}",
+        which.join("\n")
+    );
     // Twice the sleep: half the throughput and twice the latency, called on both.
     let slow = cell(&rel, "slow", "l.i1");
     assert_eq!(slow["mark"], "worse", "{slow}");
     assert!(note(&slow).starts_with("slower: 95% interval"), "{slow}");
     let ratio = slow["value"].as_f64().unwrap();
-    assert!((0.4..0.6).contains(&ratio), "slow l.i1 at {ratio} of the base");
+    assert!(
+        (0.4..0.6).contains(&ratio),
+        "slow l.i1 at {ratio} of the base"
+    );
     assert!(md.contains("Verdicts: "), "{md}");
 
     // Latency against the base: p50 and p99 with an interval from the three rounds'

@@ -166,7 +166,10 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
             s.ops["insert"].rows,
             s.duration_s
         );
-        assert!((sla.ratio - sla.achieved_rows_per_s / rate).abs() < 0.001, "{sla:?}");
+        assert!(
+            (sla.ratio - sla.achieved_rows_per_s / rate).abs() < 0.001,
+            "{sla:?}"
+        );
         assert_eq!(sla.required_ratio, 0.95);
         // The ratio is written to 3 decimals; `met` is decided on the unrounded figure.
         if (sla.ratio - 0.95).abs() > 0.001 {

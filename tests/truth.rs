@@ -430,7 +430,11 @@ fn cpu_per_operation_does_not_depend_on_pinning() {
         let (_, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
         for s in &steps {
             let h = s.hardware.as_ref().unwrap();
-            assert_eq!(h.cpus, cpus, "{}: CPUs are the host's, not the pinned set", s.step);
+            assert_eq!(
+                h.cpus, cpus,
+                "{}: CPUs are the host's, not the pinned set",
+                s.step
+            );
             let host = h.host.as_ref().unwrap();
             let cpupq = h.ibench_row.cpupq.unwrap();
             let formula = (host.user_pct + host.system_pct) / 100.0 * cpus as f64 * 1e6

@@ -217,6 +217,12 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub statement_timeout: u64,
 
+    /// Seconds connecting and logging in may take, as one deadline for the whole login (TCP
+    /// connect, greeting, authentication), however the server trickles its bytes.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    pub connect_timeout: u64,
+
     /// Server errors after which the run goes on instead of failing the step: a comma-separated
     /// list of codes (MySQL error numbers, PostgreSQL SQLSTATEs), `all`, or `none`, as
     /// sysbench's --mysql-ignore-errors. Default: each engine's (MySQL/MariaDB 1213,1020,1205;
@@ -641,6 +647,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         calibrate: !a.no_calibration,
         server_start_timeout: Duration::from_secs(a.server_start_timeout),
         statement_timeout: Duration::from_secs(a.statement_timeout),
+        connect_timeout: Duration::from_secs(a.connect_timeout),
         ignore_errors: match &a.ignore_errors {
             Some(s) => IgnoreErrors::parse(s)?,
             None => IgnoreErrors::Default,

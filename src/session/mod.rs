@@ -51,6 +51,8 @@ pub struct Request {
     pub server_start_timeout: Duration,
     /// How long a statement waits for a server that stopped answering (--statement-timeout).
     pub statement_timeout: Duration,
+    /// The whole login's deadline (--connect-timeout).
+    pub connect_timeout: Duration,
     /// Which server errors the run goes on after (--ignore-errors).
     pub ignore_errors: IgnoreErrors,
     pub pause_between: Duration,
@@ -73,6 +75,7 @@ pub use crate::dbms::ignore::IgnoreErrors;
 impl Request {
     pub fn timeouts(&self) -> crate::dbms::Timeouts {
         crate::dbms::Timeouts {
+            connect: self.connect_timeout,
             stop: Some(self.interrupt.clone()),
             ..crate::dbms::Timeouts::with_statement(self.statement_timeout)
         }

@@ -7,7 +7,7 @@ pub fn disk_full(name: &str) -> Row {
         name,
         "exit 1 (not 2); steps written before the disk filled still valid; the second target \
          still runs; the summary names every file not written; no partial file",
-        30,
+        60,
     );
     let mut l = Launch::new();
     let mnt = l.tmp.path().join("out");

@@ -134,8 +134,9 @@ pub fn hostile(name: &str, h: Hostile, e: Engine) -> Row {
     let (what, bound, code) = match h {
         Hostile::AbsurdLength => ("protocol error", 10, 1),
         Hostile::Truncated => ("lost connection to the server", 10, 1),
-        // The login has one deadline of 30 s, whatever the statement timeout.
-        Hostile::Silence => ("did not complete the login within 30 s", 40, 1),
+        // The login has one deadline (--connect-timeout 5 below), whatever the statement
+        // timeout.
+        Hostile::Silence => ("did not complete the login within 5 s", 20, 1),
         Hostile::EndlessAuth => ("more than 16 authentication requests", 10, 1),
         Hostile::NothingListens => ("nothing accepts connections there", 10, 2),
     };
@@ -173,6 +174,8 @@ pub fn hostile(name: &str, h: Hostile, e: Engine) -> Row {
         "l.i0",
         "--statement-timeout",
         "2",
+        "--connect-timeout",
+        "5",
         "--out",
         &out,
         "--no-progress",

@@ -168,9 +168,11 @@ impl Launch {
         }
         let pid = server_pid(&self.out.join(e.cell())).ok_or("run.json names no server pid")?;
         // l.i1 under way with both its connections (inserter, deleter) open: for PostgreSQL,
-        // each has a backend process, and the fault must reach both.
+        // each has a backend process, and the fault must reach both; MariaDB's are two
+        // established TCP connections of its one process (dbperf's counters connect, read and
+        // close before the step). A fault before they are open would hit the login instead.
         let backends = |_: &Launch| {
-            e == Engine::Mariadb
+            (e == Engine::Mariadb && established_tcp(pid) >= 2)
                 || tree(pid)
                     .iter()
                     .filter(|&&p| {
@@ -209,6 +211,36 @@ pub fn server_pid(cell: &Path) -> Option<i32> {
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(cell.join("run.json")).ok()?).ok()?;
     run["target"]["server"]["pid"].as_i64().map(|p| p as i32)
+}
+
+/// The process's TCP sockets in state ESTABLISHED (its fds' socket inodes, looked up in the
+/// kernel's table of its network namespace).
+pub fn established_tcp(pid: i32) -> usize {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|f| std::fs::read_link(f.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("socket:[")?
+                .strip_suffix(']')
+                .map(str::to_string)
+        })
+        .collect();
+    ["tcp", "tcp6"]
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        })
+        // Columns: sl local remote st ... inode (the tenth).
+        .filter(|f| f.len() > 9 && f[3] == "01" && inodes.contains(&f[9]))
+        .count()
 }
 
 /// A process and its children (PostgreSQL's backends start their own sessions, so a process

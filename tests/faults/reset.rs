@@ -9,6 +9,8 @@ pub struct Proxy {
     port: u16,
     armed: Arc<AtomicBool>,
     resets: Arc<AtomicUsize>,
+    /// Connections being relayed now.
+    open: Arc<AtomicUsize>,
 }
 
 pub fn proxy(upstream: u16, after: usize) -> Proxy {
@@ -16,20 +18,26 @@ pub fn proxy(upstream: u16, after: usize) -> Proxy {
     let port = l.local_addr().unwrap().port();
     let armed = Arc::new(AtomicBool::new(false));
     let resets = Arc::new(AtomicUsize::new(0));
-    let (a, r) = (armed.clone(), resets.clone());
+    let open = Arc::new(AtomicUsize::new(0));
+    let (a, r, o) = (armed.clone(), resets.clone(), open.clone());
     thread::spawn(move || {
         for client in l.incoming().flatten() {
             let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
                 continue;
             };
-            let (a, r) = (a.clone(), r.clone());
-            thread::spawn(move || relay(client, server, &a, &r, after));
+            let (a, r, o) = (a.clone(), r.clone(), o.clone());
+            o.fetch_add(1, Ordering::SeqCst);
+            thread::spawn(move || {
+                relay(client, server, &a, &r, after);
+                o.fetch_sub(1, Ordering::SeqCst);
+            });
         }
     });
     Proxy {
         port,
         armed,
         resets,
+        open,
     }
 }
 
@@ -193,6 +201,19 @@ pub fn reset(name: &str, e: Engine) -> Row {
         row.check(
             false,
             format!("l.x did not end: {}", short(&ended.stderr, 300)),
+        );
+        return row;
+    }
+    // Armed once l.i1's two connections (inserter, deleter) are relayed and logged in: dbperf's
+    // counters connect, read and close before the step, and a reset during a login would be a
+    // failure to connect, not the mid-step reset this case is about.
+    if l.wait_for(60, |_| p.open.load(Ordering::SeqCst) >= 2)
+        .is_none()
+    {
+        let ended = l.end(5);
+        row.check(
+            false,
+            format!("l.i1 did not connect: {}", short(&ended.stderr, 300)),
         );
         return row;
     }

@@ -53,7 +53,7 @@ pub fn stopped(name: &str, e: Engine) -> Row {
         name,
         "l.i1 failed after about two --statement-timeout (3 s) with \"did not answer\" and the \
          server's log tail; exit 1 once the server is continued; server gone",
-        15,
+        25,
     );
     if !e.installed() {
         return row.skip("server not installed");
@@ -187,7 +187,7 @@ pub fn sigint_stopped(name: &str) -> Row {
         name,
         "the blocked statement gives up at once (not at --statement-timeout, 30 s): l.i1 written \
          as interrupted; exit 130 once the server is continued",
-        5,
+        15,
     );
     if !e.installed() {
         return row.skip("server not installed");
