@@ -5,6 +5,8 @@
 //!
 //! Long runs (hours at full size) are started verbatim, given a few seconds, then stopped with
 //! SIGINT as a user would: they must stop cleanly (exit 130) with what they measured written.
+//! Each line runs in a working directory of its own, side by side with the others, except a
+//! line that continues the one before it (`--work-dir db`), which runs after it in the same one.
 
 use crate::common;
 
@@ -35,9 +37,11 @@ enum Needs {
 /// Every line of the block, by its start. Order matters: the lines run in README order, and
 /// `--steps qr100,qp100 --work-dir db` continues on the load of the line before it.
 const LINES: &[(&str, Check, Needs)] = &[
+    // The quick preset on each engine to its end is tests/servers.rs's: here the line starts
+    // its servers one at a time and stops them all on Ctrl-C.
     (
         "dbperf run --target postgres --target mariadb --target mariadb+rocksdb",
-        Check::Full,
+        Check::Interrupt(20),
         Needs::Servers,
     ),
     (
@@ -262,25 +266,58 @@ fn run_files(dir: &Path) -> Vec<(PathBuf, serde_json::Value)> {
     found
 }
 
-/// Runs the lines that need `needs`, in README order, in one fresh working directory.
+/// The line continues the line before it, in its working directory.
+fn continues(line: &str) -> bool {
+    line.starts_with("dbperf run --steps qr100,qp100 --work-dir db")
+}
+
+/// Runs the lines that need `needs`: each chain of lines (a line and those that continue it) in
+/// a fresh working directory of its own, the chains side by side.
 fn run_block(needs: Needs) {
-    let tmp = tempfile::tempdir().unwrap();
-    let bin = bin_dir(tmp.path());
-    let cwd = tmp.path().join("cwd");
-    std::fs::create_dir(&cwd).unwrap();
-    let mut ran = 0;
+    let mut chains: Vec<Vec<(String, Check)>> = Vec::new();
     for line in common_runs() {
         let (check, n) = classify(&line);
         if n != needs {
             continue;
         }
+        if let Check::Skip(why) = check {
+            eprintln!("not run: `{line}`: {why}");
+            continue;
+        }
+        match chains.last_mut() {
+            Some(chain) if continues(&line) => chain.push((line, check)),
+            _ => chains.push(vec![(line, check)]),
+        }
+    }
+    assert!(!chains.is_empty(), "no README line to run");
+    let runs: Vec<_> = chains
+        .into_iter()
+        .map(|chain| std::thread::spawn(move || run_chain(&chain)))
+        .collect();
+    let failures: Vec<String> = runs
+        .into_iter()
+        .filter_map(|r| r.join().err())
+        .map(|p| {
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs one chain of lines, in order, in one fresh working directory.
+fn run_chain(chain: &[(String, Check)]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = bin_dir(tmp.path());
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    for (line, check) in chain {
         let budget = match check {
-            Check::Skip(why) => {
-                eprintln!("not run: `{line}`: {why}");
-                continue;
-            }
             Check::Full => None,
-            Check::Interrupt(s) => Some(s),
+            Check::Interrupt(s) => Some(*s),
+            Check::Skip(_) => unreachable!("skipped lines are left out of chains"),
         };
         let server_dir = Path::new("/tmp/ma");
         let starts_server = line.contains("server start");
@@ -289,7 +326,7 @@ fn run_block(needs: Needs) {
             continue;
         }
         let before = run_files(&cwd).len();
-        let r = run_line(&line, &cwd, &bin, budget);
+        let r = run_line(line, &cwd, &bin, budget);
         let report = format!("`{line}` (exit {:?}):\n{}", r.code, r.output);
         assert!(!r.output.contains("panicked"), "a panic in {report}");
         if r.interrupted && r.code == Some(130) {
@@ -327,9 +364,7 @@ fn run_block(needs: Needs) {
             "processes left after {report}: {:?}",
             processes_using(tmp.path())
         );
-        ran += 1;
     }
-    assert!(ran > 0, "no README line ran");
 }
 
 #[test]
