@@ -50,13 +50,13 @@ fn shared() -> &'static Shared {
             "--rows-l-i0",
             "30k",
             "--rows-l-i1",
-            "50k",
+            "30k",
             "--rows-l-i2",
-            "20k",
+            "10k",
             "--query-seconds",
             "6",
             "--rates",
-            "100,500",
+            "100",
             "--no-progress",
             "--out",
             out.to_str().unwrap(),
@@ -217,7 +217,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
 
     // Summary: absolute headline per step, relative to the base with 2 decimals.
     let steps = [
-        "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500",
+        "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100",
     ];
     let abs = table(&j, "ibench-tput");
     let rel = table(&j, "ibench-tput-rel");
@@ -280,7 +280,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
 
     // SLA: achieved background inserts per qr/qp step, and the target row.
     let sla = table(&j, "ibench-sla");
-    for step in ["qr100", "qp100", "qr500", "qp500"] {
+    for step in ["qr100", "qp100"] {
         let f = read_json(&full_dir.join("steps").join(format!("{step}.json")));
         close(
             &cell(sla, FULL, step)["value"],
@@ -318,7 +318,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
         close(&cell(m, FULL, "client_cpu_us_per_op")["value"], x);
     }
     assert!(table(&j, "ibench-l-i1-metrics-rel")["rows"].is_array());
-    for (step, op) in [("l.i1", "delete"), ("qr100", "query"), ("qp500", "insert")] {
+    for (step, op) in [("l.i1", "delete"), ("qr100", "query"), ("qp100", "insert")] {
         let id = format!("ibench-{}-rt-{op}", step.replace('.', "-"));
         let t = table(&j, &id);
         let sum: f64 = (0..10)
@@ -444,7 +444,7 @@ fn dom_row(dom: &str, id: &str, t: usize) -> Vec<String> {
 
 /// Charts the report should draw for a run, from its series files.
 fn expected_charts(out: &Path) -> usize {
-    let steps = ["l.i0", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500"];
+    let steps = ["l.i0", "l.i1", "l.i2", "qr100", "qp100"];
     steps
         .iter()
         .map(|step| {
@@ -508,7 +508,7 @@ fn html_renders_in_headless_chromium_and_the_base_can_be_chosen_in_the_page() {
     // Two charts (rate, largest latency) per operation type of every step but l.x that lasted
     // two seconds or more for some target: six per qr/qp step, four for l.i1 and l.i2.
     assert_eq!(svgs, expected_charts(&s.out), "{svgs} charts");
-    assert!(svgs >= 4 * 6);
+    assert!(svgs >= 2 * 6, "the two 6-second qr/qp steps alone have six each");
     assert_eq!(
         r.dom.matches("<path").count(),
         2 * svgs,
@@ -594,7 +594,7 @@ fn a_failed_step_is_a_gap_and_every_other_step_is_reported() {
         .unwrap()
         .contains("stopped at l.i1"));
     assert_eq!(
-        cell(abs, custom, "qp500")["text"],
+        cell(abs, custom, "qp100")["text"],
         "—",
         "never planned: a gap, not a zero"
     );
@@ -625,7 +625,7 @@ fn a_failed_step_is_a_gap_and_every_other_step_is_reported() {
         "{w:?}"
     );
     let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
-    assert!(md.contains("### l.i0") && md.contains("### qp500"));
+    assert!(md.contains("### l.i0") && md.contains("### qp100"));
 }
 
 #[test]
