@@ -176,10 +176,13 @@ pub fn line_svg(c: &LineChart) -> String {
     let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
-    let (ymin, ymax) = if ymin.is_finite() {
-        (ymin, ymax)
-    } else {
-        (0.0, 1.0)
+    // No value to scale on (a step whose operations never completed): an empty axis, from 0
+    // to 1, or one decade when logarithmic (a log axis from 0 has no first tick: the ticks'
+    // loop would never end).
+    let (ymin, ymax) = match (ymin.is_finite(), c.log_y) {
+        (true, _) => (ymin, ymax),
+        (false, false) => (0.0, 1.0),
+        (false, true) => (1.0, 10.0),
     };
     let ymax = match &c.reference {
         Some((r, _)) if !c.log_y => ymax.max(*r),
@@ -555,6 +558,28 @@ mod tests {
             ..c
         });
         assert!(log.contains(">10<") && log.contains(">100<"), "{log}");
+    }
+
+    /// Found by the test suite under load: a step whose operations never completed (a failed
+    /// l.i1) has only zeros, which a logarithmic latency axis leaves out, and the axis's tick
+    /// loop started from 0 and never ended (memory grew until the report was killed).
+    #[test]
+    fn a_log_chart_with_no_positive_value_is_drawn_empty() {
+        let ts = targets(1);
+        for points in [vec![(1.0, 0.0), (2.0, 0.0)], vec![(1.0, f64::NAN)], vec![]] {
+            let s = line_svg(&LineChart {
+                title: "largest latency".into(),
+                x_axis: XAxis::Seconds,
+                y_label: "ms".into(),
+                log_y: true,
+                lines: vec![Line { target: 0, points }],
+                reference: None,
+                markers: Vec::new(),
+                targets: &ts,
+            });
+            assert!(s.starts_with("<svg") && s.ends_with("</svg>"), "{s}");
+            assert!(s.contains(">1<") && s.contains(">10<"), "{s}");
+        }
     }
 
     #[test]
