@@ -197,30 +197,40 @@ fn check(c: Case) -> dbperf::results::StepFile {
             .unwrap();
     let devices = step.hardware.as_ref().unwrap().devices.clone();
 
-    // vmstat: cs = column 12, us = 13, sy = 14 (1-based).
-    let mut cs = Vec::new();
-    let mut cpu = Vec::new();
+    // vmstat: cs = column 12, us = 13, sy = 14 (1-based). Each line covers the time since the
+    // line before it, which is a little over its nominal second (vmstat sleeps a second, then
+    // reads and prints; longer on a busy host), while its cs column is the count divided by
+    // the nominal second (procps: `DSYSv(stat_CTX) / sleep_time`): so counts are summed and
+    // divided by the lines' real span. us and sy are shares of each line's own ticks.
+    let mut cs = 0.0;
+    let mut cpu_time = 0.0;
+    let mut lines = 0;
     let (mut a, mut b) = (f64::MAX, f64::MIN);
-    for (t, l) in vm.lines.lock().unwrap().iter().skip(1) {
+    let mut prev: Option<f64> = None;
+    for (t, l) in vm.lines.lock().unwrap().iter() {
         let f: Vec<&str> = l.split_whitespace().collect();
-        if f.len() < 17 || f[0].parse::<u64>().is_err() || *t - 1.0 < wa || *t > wb {
+        if f.len() < 17 || f[0].parse::<u64>().is_err() {
             continue;
         }
-        cs.push(f[11].parse::<f64>().unwrap());
-        cpu.push(f[12].parse::<f64>().unwrap() + f[13].parse::<f64>().unwrap());
-        a = a.min(t - 1.0);
+        let since = prev.replace(*t);
+        let Some(since) = since else {
+            // The first data line: the averages since boot.
+            continue;
+        };
+        if since < wa || *t > wb {
+            continue;
+        }
+        cs += f[11].parse::<f64>().unwrap();
+        cpu_time += (f[12].parse::<f64>().unwrap() + f[13].parse::<f64>().unwrap()) * (t - since);
+        lines += 1;
+        a = a.min(since);
         b = b.max(*t);
     }
-    assert!(
-        cs.len() >= 5,
-        "only {} vmstat seconds inside the step",
-        cs.len()
-    );
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(lines >= 5, "only {lines} vmstat seconds inside the step");
     close(
         &format!("{target} context switches/s"),
         dbperf_avg(&rows, "cs_per_s", a, b),
-        mean(&cs),
+        cs / (b - a),
         0.0,
         tolerance,
     );
@@ -229,7 +239,7 @@ fn check(c: Case) -> dbperf::results::StepFile {
     close(
         &format!("{target} CPU us+sy %"),
         dbperf_cpu,
-        mean(&cpu),
+        cpu_time / (b - a),
         1.0,
         tolerance,
     );
