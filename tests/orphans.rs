@@ -418,7 +418,8 @@ fn a_server_start_killed_before_the_hand_over_is_stopped_by_the_next_run() {
         .and_then(|r| r.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{said}"));
-    assert!(secs < 4.0, "the stopped leftover took {secs} s: {said}");
+    // Under the 5 s after which a stopped postmaster's children would have been killed.
+    assert!(secs < 4.9, "the stopped leftover took {secs} s: {said}");
     assert!(!e.server.is_alive_same());
     assert!(servers_using(&dir).is_empty(), "{:?}", servers_using(&dir));
     for p in &tree {

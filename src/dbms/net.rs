@@ -549,10 +549,11 @@ mod tests {
         let t = Instant::now();
         let e = n.fill(1).unwrap_err();
         assert!(e.to_string().contains("did not answer within 0.7 s"), "{e}");
-        // The wait (0.7 s in slices) and the probe (another 0.7 s at most).
+        // The wait (0.7 s in slices) and the probe (another 0.7 s at most): no sooner; later
+        // only by what a busy host adds, far from a wait that did not end.
         let took = t.elapsed();
         assert!(
-            took >= Duration::from_millis(1300) && took < Duration::from_millis(2500),
+            took >= Duration::from_millis(1300) && took < Duration::from_secs(6),
             "{took:?}"
         );
     }

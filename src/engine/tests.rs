@@ -128,18 +128,23 @@ fn paced_role_hits_its_rate_and_follower_matches_it() {
     assert!(m.failure.is_none(), "{:?}", m.failure);
     assert_eq!(m.kinds[0].ops, 60);
     assert_eq!(m.kinds[1].ops, 60, "one delete per insert");
-    // 60 ops at 40/s: the last is due at 1.475 s.
+    // 60 ops at 40/s: the last is due at 1.475 s, so the step cannot end sooner; a busy host
+    // may run it later (the upper bound only catches a pacer that lost its schedule).
     let secs = m.duration.as_secs_f64();
-    assert!((1.47..1.6).contains(&secs), "duration {secs}");
+    assert!((1.47..5.0).contains(&secs), "duration {secs}");
     assert!(
-        m.kinds[2].ops > 100,
+        m.kinds[2].ops > 0,
         "query role ran until the writers were done"
     );
-    assert_eq!(rows.0.len(), 2, "one full second and the partial tail");
+    // One row per full second and one for the partial tail.
+    let full = secs.floor() as usize;
+    assert_eq!(rows.0.len(), full + 1, "{secs} s");
     assert_eq!(rows.0[0].target_rows_per_s, Some(2000.0));
+    // Never ahead of the schedule: 40 ops are due in the first second (one more at its very
+    // end at most); behind it on a busy host.
     let first = rows.0[0].achieved_rows_per_s.unwrap();
-    assert!((first - 2000.0).abs() <= 50.0, "first second {first}");
-    assert!(rows.0[1].interval_s < 1.0);
+    assert!(first > 0.0 && first <= 2050.0, "first second {first}");
+    assert!(rows.0[full].interval_s < 1.0);
     let total: u64 = rows.0.iter().map(|r| r.kinds[0].ops).sum();
     assert_eq!(total, 60, "every op lands in exactly one second");
 }
@@ -188,7 +193,8 @@ fn a_fatal_error_stops_every_role_and_is_reported() {
     let f = m.failure.expect("failure recorded");
     assert!(f.contains("c1.inserter") && f.contains("disk full"), "{f}");
     assert_eq!(m.kinds[0].errors, 1);
-    assert!(m.duration < Duration::from_secs(2));
+    // The failure stops the other connection: far sooner than its endless loop.
+    assert!(m.duration < Duration::from_secs(10));
 }
 
 #[test]
@@ -247,7 +253,8 @@ fn interrupt_stops_the_step_promptly() {
         m.kinds[0].ops, 1,
         "op 0 is due at once, op 1 only after 10 s"
     );
-    assert!(m.duration < Duration::from_secs(1));
+    // Stopped at the interrupt (0.3 s), not at the next op's due time (10 s).
+    assert!(m.duration < Duration::from_secs(5));
 }
 
 /// Waits (as a blocked read does) until the run is stopped, then fails as the read does.
