@@ -107,7 +107,7 @@ impl Role for PointSelect {
     fn op(&mut self) -> Result<OpOutcome, OpError> {
         // The role's own clock is read every CHECK_EVERY operations only, so the stop test adds
         // next to nothing to what is measured (the engine reads the clock twice per operation).
-        if self.ops % CHECK_EVERY == 0 {
+        if self.ops.is_multiple_of(CHECK_EVERY) {
             let now = Instant::now();
             let (t0, u0, s0) = *self.began.get_or_insert_with(|| {
                 let (u, s) = rusage_self();

@@ -216,9 +216,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
     assert_eq!(names, [FULL, NORMAL]);
 
     // Summary: absolute headline per step, relative to the base with 2 decimals.
-    let steps = [
-        "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100",
-    ];
+    let steps = ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100"];
     let abs = table(&j, "ibench-tput");
     let rel = table(&j, "ibench-tput-rel");
     assert_eq!(rel["base"], NORMAL);
@@ -508,7 +506,10 @@ fn html_renders_in_headless_chromium_and_the_base_can_be_chosen_in_the_page() {
     // Two charts (rate, largest latency) per operation type of every step but l.x that lasted
     // two seconds or more for some target: six per qr/qp step, four for l.i1 and l.i2.
     assert_eq!(svgs, expected_charts(&s.out), "{svgs} charts");
-    assert!(svgs >= 2 * 6, "the two 6-second qr/qp steps alone have six each");
+    assert!(
+        svgs >= 2 * 6,
+        "the two 6-second qr/qp steps alone have six each"
+    );
     assert_eq!(
         r.dom.matches("<path").count(),
         2 * svgs,

@@ -190,7 +190,7 @@ fn best_split(y: &[f64], min_size: usize, work: &mut Work) -> Option<(usize, f64
             - within_left / (l * (l - 1.0) / 2.0)
             - within_right / (r * (r - 1.0) / 2.0);
         let q = l * r / mf * e;
-        if best.map_or(true, |b| q > b.1) {
+        if best.is_none_or(|b| q > b.1) {
             best = Some((tau, q));
         }
     }

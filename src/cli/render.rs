@@ -186,7 +186,7 @@ impl Events for Terminal {
         }
         let msg = msg.join("  ");
         bar.set_position(t.position);
-        if !self.bars && (t.second + 1) % LOG_EVERY_S == 0 {
+        if !self.bars && (t.second + 1).is_multiple_of(LOG_EVERY_S) {
             eprintln!("{:>7} {:>5} s  {msg}", self.step, t.second + 1);
         }
         bar.set_message(msg);

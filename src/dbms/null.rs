@@ -142,7 +142,11 @@ impl NullConn {
                 code: None,
             });
         }
-        if self.script.transient_every.is_some_and(|e| n % e == 0) {
+        if self
+            .script
+            .transient_every
+            .is_some_and(|e| n.is_multiple_of(e))
+        {
             return Err(DbError {
                 message: format!("null target: scripted lock conflict at operation {n}"),
                 transient: true,

@@ -455,7 +455,7 @@ fn fetch_one(
         .first()
         .map(|x| x.1.clone())
         .unwrap_or_default();
-    let own_loader = host_libc().map_or(true, |h| dpkg_newer(&release_libc, &h));
+    let own_loader = host_libc().is_none_or(|h| dpkg_newer(&release_libc, &h));
     let closure = private.library_closure(&pkgs)?;
     let libs: Vec<String> = closure
         .into_iter()

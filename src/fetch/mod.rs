@@ -235,7 +235,7 @@ impl Cache {
     pub fn remove(&self, engine: &str, want: Option<&Want>) -> anyhow::Result<Vec<String>> {
         let mut gone = Vec::new();
         for b in self.builds() {
-            if b.info.engine == engine && want.map_or(true, |w| w.accepts(&b)) {
+            if b.info.engine == engine && want.is_none_or(|w| w.accepts(&b)) {
                 // Renamed first, so a half-removed build never looks complete.
                 let trash = self
                     .root

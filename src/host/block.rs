@@ -142,7 +142,7 @@ pub fn data_dir(roots: &Roots, dir: &Path) -> DataDir {
     for m in &mounts {
         let depth = Path::new(&m.point).components().count();
         if under(&path, Path::new(&m.point))
-            && best.map_or(true, |b| depth >= Path::new(&b.point).components().count())
+            && best.is_none_or(|b| depth >= Path::new(&b.point).components().count())
         {
             best = Some(m);
         }

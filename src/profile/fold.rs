@@ -111,7 +111,7 @@ fn keep_tree(
     let output = std::fs::File::create(kept).map_err(|e| format!("{}: {e}", kept.display()))?;
     let mut out = BufWriter::new(output);
     let mut tree: std::collections::HashSet<u32> = roots.iter().copied().collect();
-    let inside = |ns: u64| window.0.map_or(true, |a| ns >= a) && window.1.map_or(true, |b| ns <= b);
+    let inside = |ns: u64| window.0.is_none_or(|a| ns >= a) && window.1.is_none_or(|b| ns <= b);
     let mut keeping = false;
     let mut line = Vec::new();
     let mut reader = BufReader::new(input);

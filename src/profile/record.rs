@@ -391,7 +391,7 @@ impl Recording {
             // It may have reached the limit just after `stop` looked, and then never
             // acknowledged 'disable': the limit is the cause worth naming.
             let ack = |x: &String| x.starts_with("perf did not acknowledge");
-            if self.record.error.as_ref().map_or(true, ack) {
+            if self.record.error.as_ref().is_none_or(ack) {
                 self.record.error = Some(e);
             }
         }

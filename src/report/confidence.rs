@@ -49,7 +49,7 @@ fn seconds(s: &StepView) -> Option<Vec<f64>> {
     let warm = series.kind("warmup");
     let v: Vec<f64> = (0..series.t.len())
         .filter(|i| series.full[*i])
-        .filter(|i| warm.map_or(true, |w| w.rate[*i].is_nan() || w.rate[*i] <= 0.0))
+        .filter(|i| warm.is_none_or(|w| w.rate[*i].is_nan() || w.rate[*i] <= 0.0))
         .map(|i| k.rate[i])
         .filter(|r| r.is_finite())
         .collect();

@@ -27,7 +27,7 @@ pub fn esc(s: &str) -> String {
 /// `x` in prose becomes <code>x</code> (the same text reads as code in Markdown).
 fn code(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return s.to_string();
     }
     let mut o = String::with_capacity(s.len() + 16);

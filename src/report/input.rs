@@ -396,7 +396,7 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
             // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
             // (results written some other way) is read too.
             group: f.sysbench.as_ref().map(|s| s.group.clone()).or(f.group),
-            reported: f.sysbench.as_ref().map_or(true, |s| s.reported),
+            reported: f.sysbench.as_ref().is_none_or(|s| s.reported),
             profiled: f.profile.is_some(),
             name: f.step,
             status: f.status,

@@ -203,7 +203,7 @@ fn p99_seconds(t: &TargetResult, step: &str, op: &str) -> Vec<Vec<f64>> {
             let warm = se.kind("warmup");
             let v: Vec<f64> = (0..se.t.len())
                 .filter(|i| se.full[*i])
-                .filter(|i| warm.map_or(true, |w| w.rate[*i].is_nan() || w.rate[*i] <= 0.0))
+                .filter(|i| warm.is_none_or(|w| w.rate[*i].is_nan() || w.rate[*i] <= 0.0))
                 .map(|i| k.p99_ms.get(i).copied().unwrap_or(f64::NAN))
                 .filter(|x| x.is_finite() && *x > 0.0)
                 .collect();

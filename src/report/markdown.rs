@@ -95,7 +95,7 @@ fn table(o: &mut String, t: &Table) {
             || t.rows.iter().all(|r| {
                 r.cells
                     .get(ci)
-                    .map_or(true, |c| c.value == Value::Missing && c.mark != Mark::Gap)
+                    .is_none_or(|c| c.value == Value::Missing && c.mark != Mark::Gap)
             });
         o.push_str(if words { "---|" } else { "---:|" });
     }

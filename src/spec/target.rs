@@ -77,9 +77,7 @@ pub fn is_version(s: &str) -> bool {
         && v.chars().all(|c| c.is_ascii_digit() || c == '.')
         && !v.ends_with('.')
         && !v.contains("..")
-        && family.map_or(true, |f| {
-            !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase())
-        })
+        && family.is_none_or(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase()))
 }
 
 pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {

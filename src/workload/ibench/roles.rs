@@ -263,8 +263,8 @@ pub struct Deleter {
 
 impl Role for Deleter {
     fn before_op(&mut self) -> Result<(), OpError> {
-        let resync =
-            self.rounds == 0 || (self.resync_every > 0 && self.rounds % self.resync_every == 0);
+        let resync = self.rounds == 0
+            || (self.resync_every > 0 && self.rounds.is_multiple_of(self.resync_every));
         if resync {
             self.min_est = self
                 .conn
@@ -324,7 +324,7 @@ pub struct Querier {
 
 impl Role for Querier {
     fn before_op(&mut self) -> Result<(), OpError> {
-        if self.mode == QueryMode::Point && self.queries % 100 == 0 {
+        if self.mode == QueryMode::Point && self.queries.is_multiple_of(100) {
             self.max_pk = self
                 .conn
                 .query_i64(&self.max_sql)
