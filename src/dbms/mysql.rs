@@ -393,7 +393,10 @@ fn conn_i64(conn: &mut Wire, sql: &str) -> Result<Option<i64>, DbError> {
         return Ok(None);
     };
     v.trim().parse::<i64>().map(Some).map_err(|_| DbError {
-        message: format!("{sql}: the first column is '{v}', not an integer"),
+        message: format!(
+            "{sql}: the first column is '{}', not an integer",
+            super::shown(&v)
+        ),
         transient: false,
         code: None,
     })

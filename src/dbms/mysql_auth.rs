@@ -57,8 +57,9 @@ fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
 
 fn unsupported(plugin: &str) -> WireError {
     WireError::Io(format!(
-        "the server asks for the {plugin} authentication plugin; dbperf's client speaks \
-         {NATIVE} and {SHA2} (create the benchmark user with one of those)"
+        "the server asks for the '{}' authentication plugin; dbperf's client speaks \
+         {NATIVE} and {SHA2} (create the benchmark user with one of those)",
+        super::shown(plugin)
     ))
 }
 
