@@ -51,7 +51,7 @@ fn trusted_owner(uid: u32) -> bool {
 }
 
 /// Whether someone besides the owner (and this user's own group) may write into it.
-fn others_may_write(m: &fs::Metadata) -> bool {
+pub fn others_may_write(m: &fs::Metadata) -> bool {
     m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && m.gid() != egid())
 }
 
@@ -66,6 +66,9 @@ pub enum Also {
     /// This uid too (the server user's directories, and instance directories older dbperfs
     /// gave it).
     Uid(u32),
+    /// Anyone: for reading a record whose own owner is checked (`dbperf server stop` reads a
+    /// `server.json` of its own user's in a directory an older dbperf gave the server user).
+    Anyone,
 }
 
 /// An open directory, reached without following any link nobody trusted, and its path with
@@ -116,10 +119,25 @@ impl Dir {
         Ok(d)
     }
 
+    /// The existing subdirectory `name`, under the same rules as [`Dir::subdir`]; None when
+    /// there is nothing of that name.
+    pub fn existing_subdir(&self, name: &str, also: Also) -> anyhow::Result<Option<Dir>> {
+        if !self.has(name) {
+            return Ok(None);
+        }
+        let path = self.path.join(name);
+        let d = Dir {
+            file: open_dir_at(&self.file, name.as_ref(), &path)?,
+            path,
+        };
+        d.check_end(also)?;
+        Ok(Some(d))
+    }
+
     /// The rule for the directory dbperf works in (see the module's documentation).
     fn check_end(&self, also: Also) -> anyhow::Result<()> {
         let m = self.file.metadata()?;
-        let owner_ok = trusted_owner(m.uid()) || also == Also::Uid(m.uid());
+        let owner_ok = trusted_owner(m.uid()) || also == Also::Uid(m.uid()) || also == Also::Anyone;
         if !owner_ok {
             return Err(BadInput(format!(
                 "{} belongs to another user ({}); dbperf works only in a directory of its own \
@@ -380,7 +398,8 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     read_file_capped(open_regular(path)?, cap)
 }
 
-fn read_file_capped(f: File, cap: u64) -> io::Result<Vec<u8>> {
+/// The whole of the open file `f`, refused past `cap` bytes.
+pub fn read_file_capped(f: File, cap: u64) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     f.take(cap + 1).read_to_end(&mut out)?;
     if out.len() as u64 > cap {
