@@ -633,7 +633,7 @@ fn now() -> String {
 }
 
 pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
-    let text = match fs::read_to_string(path) {
+    let text = match read_own(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
@@ -643,7 +643,7 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
             ))
         }
     };
-    let s: State = serde_json::from_str(&text).map_err(|e| {
+    let s: State = serde_json::from_slice(&text).map_err(|e| {
         BadInput(format!(
             "{} is not a dbperf host state file ({e}); move it away if it is not from dbperf",
             path.display()
@@ -659,14 +659,38 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
     Ok(Some(s))
 }
 
+/// The most of a state file dbperf reads: one entry per tunable file, a few hundred bytes each.
+const STATE_MAX: u64 = 4 << 20;
+
+/// The state file's bytes: `undo` writes what it names as root, so only a file this user wrote
+/// counts (its own, not writable by others, not a link or a second name), at most
+/// [`STATE_MAX`] bytes.
+fn read_own(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let f = crate::safe_fs::open_regular(path)?;
+    let m = f.metadata()?;
+    if m.uid() != euid() || crate::safe_fs::others_may_write(&m) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "it belongs to {} or others can write to it, so it is not dbperf's own",
+                crate::safe_fs::user_name(m.uid())
+            ),
+        ));
+    }
+    crate::safe_fs::read_file_capped(f, STATE_MAX)
+}
+
 /// Writes the state file so that a crash leaves either the old or the new one: temporary file,
-/// fsync, rename, fsync of the directory.
+/// fsync, rename, fsync of the directory. Its directory is made and checked like every
+/// directory dbperf writes into (src/safe_fs.rs), and the temporary file is made new.
 pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
+    crate::safe_fs::make_dir_all(dir, crate::safe_fs::Also::Nobody)
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
         path.file_name()
@@ -674,7 +698,7 @@ pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
             .unwrap_or_default()
     ));
     {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = crate::safe_fs::create_replacing(&tmp, 0o600)?;
         let mut text = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
         text.push(b'\n');
         f.write_all(&text)?;
