@@ -282,20 +282,26 @@ fn read_state(dir: &Path) -> anyhow::Result<ServerState> {
         .map_err(|e| crate::error::BadInput(format!("{} is damaged: {e}", path.display())).into())
 }
 
-/// The server `state` records, once it can be trusted to be one: a full identity (files of
-/// dbperfs before identities were recorded are refused, with how to stop the server by hand),
-/// never a process of root (dbperf never runs a server as root), naming its data directory.
+/// The server `state` records: a full identity, or nothing is signalled (files of dbperfs
+/// before identities were recorded are refused, with how to stop the server by hand).
 fn recorded_server(state: &ServerState, path: &Path) -> anyhow::Result<Identity> {
-    let Some(id) = &state.server else {
-        return bad_input(format!(
+    match &state.server {
+        Some(id) => Ok(id.clone()),
+        None => bad_input(format!(
             "{} was written by an older dbperf and does not record which process the server \
              is, so nothing was signalled: stop it yourself (`pgrep -af {}` shows its pid; \
              kill that pid) and then delete {}",
             path.display(),
             state.datadir,
             path.display()
-        ));
-    };
+        )),
+    }
+}
+
+/// Before the recorded process, found alive, is signalled: it must be a server as dbperf
+/// starts them, never a process of root (dbperf never runs a server as root), one whose
+/// command line names the recorded data directory.
+fn check_signallable(state: &ServerState, id: &Identity, path: &Path) -> anyhow::Result<()> {
     if id.uid == 0 {
         return bad_input(format!(
             "{} names a process of root (pid {}), and dbperf never runs a server as root, so \
@@ -313,7 +319,7 @@ fn recorded_server(state: &ServerState, path: &Path) -> anyhow::Result<Identity>
             state.datadir
         ));
     }
-    Ok(id.clone())
+    Ok(())
 }
 
 fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
@@ -339,6 +345,7 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
     };
     match identity::verify(&server) {
         Verdict::Same => {
+            check_signallable(&state, &server, &path)?;
             let how = registry::stop_recorded(&server, graceful, Duration::from_secs(120));
             if how == registry::Stop::StillRunning {
                 out!(
