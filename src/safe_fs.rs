@@ -174,6 +174,13 @@ pub fn user_name(uid: u32) -> String {
     }
 }
 
+/// A file in the way of a directory: an error of the path's kind (ENOTDIR), which callers
+/// report as they report a directory they cannot create, not a refusal of something planted.
+fn not_a_directory(path: &Path) -> anyhow::Error {
+    anyhow::Error::from(io::Error::from(Errno::NOTDIR))
+        .context(format!("{} is not a directory", path.display()))
+}
+
 /// Opens `name` in `dir` as a directory, refusing a link (ELOOP) or anything else.
 fn open_dir_at(dir: &File, name: &std::ffi::OsStr, path: &Path) -> anyhow::Result<File> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -183,15 +190,13 @@ fn open_dir_at(dir: &File, name: &std::ffi::OsStr, path: &Path) -> anyhow::Resul
         Err(Errno::LOOP | Errno::NOTDIR) => {
             let link = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
                 .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
-            Err(BadInput(if link {
-                format!(
-                    "{} is a symbolic link where dbperf expects a directory of its own; \
-                     remove it",
-                    path.display()
-                )
-            } else {
-                format!("{} is not a directory", path.display())
-            })
+            if !link {
+                return Err(not_a_directory(path));
+            }
+            Err(BadInput(format!(
+                "{} is a symbolic link where dbperf expects a directory of its own; remove it",
+                path.display()
+            ))
             .into())
         }
         Err(e) => Err(anyhow::Error::from(io::Error::from(e))
@@ -339,7 +344,7 @@ fn walk(path: &Path, create: bool, end_rule: End) -> anyhow::Result<Dir> {
                 }
                 stack.push(d);
             }
-            _ => return Err(BadInput(format!("{} is not a directory", here.display())).into()),
+            _ => return Err(not_a_directory(&here)),
         }
     }
     let end = stack.pop().expect("the root stays");

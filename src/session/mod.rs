@@ -166,11 +166,20 @@ fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
 /// instance directory in it (no link in the place of `server`, `data` or `run`, nothing another
 /// user owns or can write to), or the run is refused as bad input.
 fn check_kept_work(work: &Path, checked: &Checked) -> anyhow::Result<()> {
-    crate::safe_fs::check_dir(work)?;
-    if let Access::Managed(plan) = &checked.access {
-        crate::server::check_kept(&work.join("server"), plan.user.as_ref())?;
+    let checks = crate::safe_fs::check_dir(work).and_then(|()| match &checked.access {
+        Access::Managed(plan) => {
+            crate::server::check_kept(&work.join("server"), plan.user.as_ref())
+        }
+        _ => Ok(()),
+    });
+    match checks {
+        // A path that cannot be a directory (a file on the way) is the user's too.
+        Err(e) if !crate::error::is_bad_input(&e) => bad_input(format!(
+            "cannot use the work directory {}: {e:#}",
+            work.display()
+        )),
+        other => other,
     }
-    Ok(())
 }
 
 /// Runs the request to its end (or to Ctrl-C). Err only for bad input found before anything ran.
