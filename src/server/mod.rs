@@ -5,6 +5,7 @@
 pub mod configs;
 pub mod identity;
 pub mod layout;
+pub mod probe;
 pub mod process;
 pub mod registry;
 
@@ -345,11 +346,14 @@ impl Plan {
         if let Some(o) = &self.initdb {
             return o.clone();
         }
-        let help = std::process::Command::new(&self.layout.init)
-            .arg("--help")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
+        let help = probe::ask(
+            &self.layout.init,
+            &["--help"],
+            self.user.as_ref(),
+            probe::DEADLINE,
+        )
+        .map(|a| a.text)
+        .unwrap_or_default();
         if help.contains("--no-data-checksums") {
             vec!["--no-data-checksums".into()]
         } else {
