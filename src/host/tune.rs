@@ -632,13 +632,17 @@ fn now() -> String {
         .unwrap_or_default()
 }
 
+/// The most a state file may hold: one entry per CPU policy and block device is a few hundred
+/// bytes each, so 4 MiB is thousands of devices.
+const MAX_STATE_BYTES: u64 = 4 * 1024 * 1024;
+
 pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
-    let text = match fs::read_to_string(path) {
+    let text = match read_own_file(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
+        Err(StateRead::Missing) => return Ok(None),
+        Err(StateRead::Refused(why)) => {
             return bad_input(format!(
-                "cannot read the saved host settings {}: {e}",
+                "cannot read the saved host settings {}: {why}",
                 path.display()
             ))
         }
@@ -659,9 +663,80 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
     Ok(Some(s))
 }
 
+enum StateRead {
+    Missing,
+    Refused(String),
+}
+
+/// Reads the state file as dbperf would have written it: a regular file (not a link, a FIFO
+/// or a device), owned by the user running dbperf and writable by nobody else, at most
+/// `MAX_STATE_BYTES`. Undo writes what the file says into kernel files as root, so a file
+/// another user could have written is refused.
+fn read_own_file(path: &Path) -> Result<String, StateRead> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => StateRead::Missing,
+            _ if e.raw_os_error() == Some(libc::ELOOP) => {
+                StateRead::Refused("it is a symbolic link".into())
+            }
+            _ => StateRead::Refused(e.to_string()),
+        })?;
+    let m = f
+        .metadata()
+        .map_err(|e| StateRead::Refused(e.to_string()))?;
+    if !m.is_file() {
+        return Err(StateRead::Refused("it is not a regular file".into()));
+    }
+    if m.uid() != euid() || m.mode() & 0o022 != 0 {
+        return Err(StateRead::Refused(
+            "it is not owned by this user alone (owner or mode differ from what dbperf writes)"
+                .into(),
+        ));
+    }
+    if m.len() > MAX_STATE_BYTES {
+        return Err(StateRead::Refused(format!(
+            "it holds {} bytes, more than the {MAX_STATE_BYTES} a state file may",
+            m.len()
+        )));
+    }
+    let mut text = String::new();
+    f.take(MAX_STATE_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| StateRead::Refused(e.to_string()))?;
+    Ok(text)
+}
+
+/// Whether undo may write to `p`: only kernel settings under the sysfs root or the procfs
+/// root's `sys/`, named without `.` or `..`, and still there once links are resolved (sysfs
+/// links stay inside sysfs). Anything else in a state file was not written by tune.
+fn is_kernel_setting(roots: &Roots, p: &Path) -> bool {
+    use std::path::Component;
+    if !p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return false;
+    }
+    let proc_sys = roots.proc.join("sys");
+    let Ok(real) = fs::canonicalize(p) else {
+        // A control this kernel no longer has: nothing is written, restore reports it.
+        return p.starts_with(&roots.sys) || p.starts_with(&proc_sys);
+    };
+    [&roots.sys, &proc_sys].iter().any(|root| {
+        p.starts_with(root) && fs::canonicalize(root).is_ok_and(|r| real.starts_with(r))
+    })
+}
+
 /// Writes the state file so that a crash leaves either the old or the new one: temporary file,
-/// fsync, rename, fsync of the directory.
+/// fsync, rename, fsync of the directory. The temporary file is created anew (a stale one is
+/// unlinked, and a link planted in its place is never written through).
 pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -673,12 +748,24 @@ pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     ));
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
         let mut text = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
         text.push(b'\n');
-        f.write_all(&text)?;
-        f.sync_all()?;
+        let written = f.write_all(&text).and_then(|()| f.sync_all());
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
     }
     fs::rename(&tmp, path)?;
     if let Ok(d) = fs::File::open(dir) {
@@ -883,6 +970,20 @@ pub fn undo(roots: &Roots, state_file: &Path) -> anyhow::Result<Report> {
             state_file.display()
         ));
     };
+    if let Some(e) = state
+        .entries
+        .iter()
+        .find(|e| !is_kernel_setting(roots, &e.path))
+    {
+        return bad_input(format!(
+            "{} names {}, which is not a kernel setting under {} or {}; nothing was restored \
+             (move the file away if it is not from dbperf host tune)",
+            state_file.display(),
+            e.path.display(),
+            roots.sys.display(),
+            roots.proc.join("sys").display()
+        ));
+    }
     if needs_root(&state.entries, euid()) {
         return bad_input("dbperf host undo restores kernel settings under /sys and /proc and must run as root (sudo dbperf host undo)");
     }
