@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod profile;
 pub mod report;
 pub mod results;
+pub mod safe_fs;
 pub mod server;
 pub mod session;
 pub mod spec;

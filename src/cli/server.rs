@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::signals;
 use super::{EXIT_FAILED, EXIT_INTERRUPTED};
 use crate::error::bad_input;
-use crate::server::identity::Identity;
+use crate::server::identity::{self, Identity, Verdict};
 use crate::server::{self, process, registry};
 use crate::spec;
 
@@ -108,7 +108,7 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
         ));
     }
     let dir = instance_dir(&a.dir, &t.name);
-    if dir.join(STATE).exists() {
+    if std::fs::symlink_metadata(dir.join(STATE)).is_ok() {
         return bad_input(format!(
             "{} already holds an instance; stop it with `dbperf server stop {}{}` first",
             dir.display(),
@@ -127,11 +127,14 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
         Some(stop.clone()),
     )?;
     plan.outlives_dbperf = true;
-    if std::fs::create_dir_all(&dir).is_err() {
-        return bad_input(format!("cannot create {}", dir.display()));
-    }
-    let dir = dir.canonicalize()?;
-    let fresh = !dir.join("data").exists();
+    // Made (or checked) here so a directory that cannot be used is bad input; `plan.start`
+    // opens it the same way again.
+    let dir = match server::instance_dir(&dir, plan.user.as_ref()) {
+        Ok(d) => d.path().to_path_buf(),
+        Err(e) if crate::error::is_bad_input(&e) => return Err(e),
+        Err(e) => return bad_input(format!("cannot create {}: {e:#}", dir.display())),
+    };
+    let fresh = std::fs::symlink_metadata(dir.join("data")).is_err();
     let started = plan
         .start(&dir)
         .and_then(|mut running| ready(&t.name, &dir, &mut running, &stop).map(|s| (s, running)));
@@ -240,34 +243,83 @@ fn ready(
     Ok(state)
 }
 
-/// Whether the process `server.json` names is still the server `server start` left.
-enum Holder {
-    /// The recorded process.
-    Server(Identity),
-    /// Nothing (or a zombie) holds the pid.
-    Nothing,
-    /// Another process holds the pid: what it is.
-    Another(String),
-    /// The recorded process by pid, boot and start time, but its command line changed.
-    Retitled(String),
+/// The most of a `server.json` dbperf reads: a few hundred bytes when dbperf wrote it.
+const STATE_MAX: u64 = 64 * 1024;
+
+/// `server.json`, read as untrusted input: its own user's (the only one who can have written
+/// it, so a record naming another process cannot be slipped in), never through a link or a
+/// second name, at most [`STATE_MAX`] bytes, JSON of the right shape. Any failure is one
+/// sentence of bad input.
+fn read_state(dir: &Path) -> anyhow::Result<ServerState> {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.join(STATE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return bad_input(format!(
+            "no instance in {} (no {STATE}); was it started with dbperf server start?",
+            dir.display()
+        ));
+    }
+    // Every directory on the way checked, and no link in the place of the instance directory.
+    crate::safe_fs::open_dir(dir, crate::safe_fs::Also::Anyone)?;
+    let unsafe_file = |why: &dyn std::fmt::Display| {
+        crate::error::BadInput(format!("{} cannot be trusted: {why}", path.display()))
+    };
+    let f = crate::safe_fs::open_regular(&path).map_err(|e| unsafe_file(&e))?;
+    let m = f.metadata().map_err(|e| unsafe_file(&e))?;
+    // SAFETY: geteuid has no preconditions.
+    if m.uid() != unsafe { libc::geteuid() } {
+        return Err(unsafe_file(&format!(
+            "it belongs to {}, not to the user that runs dbperf",
+            crate::safe_fs::user_name(m.uid())
+        ))
+        .into());
+    }
+    if crate::safe_fs::others_may_write(&m) {
+        return Err(unsafe_file(&"other users can write to it").into());
+    }
+    let bytes = crate::safe_fs::read_file_capped(f, STATE_MAX).map_err(|e| unsafe_file(&e))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| crate::error::BadInput(format!("{} is damaged: {e}", path.display())).into())
 }
 
-fn holder(state: &ServerState) -> Holder {
-    let now = Identity::of(state.pid);
-    match (&state.server, now) {
-        (_, None) => Holder::Nothing,
-        (Some(rec), Some(_)) if rec.is_alive_same() => Holder::Server(rec.clone()),
-        (Some(rec), Some(now)) if rec.same_start(&now) => Holder::Retitled(now.short()),
-        (Some(rec), Some(_)) => Holder::Another(rec.now_describe()),
-        // Written by a dbperf before identities were recorded: the process must at least be
-        // one that names this instance's data directory.
-        (None, Some(now)) if now.mentions(Path::new(&state.datadir)) => Holder::Server(now),
-        (None, Some(now)) => Holder::Another(format!(
-            "pid {} is now another process: {}",
-            state.pid,
-            now.short()
+/// The server `state` records: a full identity, or nothing is signalled (files of dbperfs
+/// before identities were recorded are refused, with how to stop the server by hand).
+fn recorded_server(state: &ServerState, path: &Path) -> anyhow::Result<Identity> {
+    match &state.server {
+        Some(id) => Ok(id.clone()),
+        None => bad_input(format!(
+            "{} was written by an older dbperf and does not record which process the server \
+             is, so nothing was signalled: stop it yourself (`pgrep -af {}` shows its pid; \
+             kill that pid) and then delete {}",
+            path.display(),
+            state.datadir,
+            path.display()
         )),
     }
+}
+
+/// Before the recorded process, found alive, is signalled: it must be a server as dbperf
+/// starts them, never a process of root (dbperf never runs a server as root), one whose
+/// command line names the recorded data directory.
+fn check_signallable(state: &ServerState, id: &Identity, path: &Path) -> anyhow::Result<()> {
+    if id.uid == 0 {
+        return bad_input(format!(
+            "{} names a process of root (pid {}), and dbperf never runs a server as root, so \
+             nothing was signalled",
+            path.display(),
+            id.pid
+        ));
+    }
+    if id.pid != state.pid || !id.mentions(Path::new(&state.datadir)) {
+        return bad_input(format!(
+            "{} is damaged: the process it records (pid {}) is not the server of {}, so \
+             nothing was signalled",
+            path.display(),
+            id.pid,
+            state.datadir
+        ));
+    }
+    Ok(())
 }
 
 fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
@@ -284,24 +336,17 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|_| a.target.clone());
     let dir = instance_dir(&a.dir, &name);
     let path = dir.join(STATE);
-    let state: ServerState = match std::fs::read_to_string(&path) {
-        Ok(t) => serde_json::from_str(&t)
-            .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", path.display()))?,
-        Err(_) => {
-            return bad_input(format!(
-                "no instance in {} (no {STATE}); was it started with dbperf server start?",
-                dir.display()
-            ))
-        }
-    };
+    let state = read_state(&dir)?;
+    let server = recorded_server(&state, &path)?;
     let graceful = if state.engine == "postgres" {
         libc::SIGINT
     } else {
         libc::SIGTERM
     };
-    match holder(&state) {
-        Holder::Server(id) => {
-            let how = registry::stop_recorded(&id, graceful, Duration::from_secs(120));
+    match identity::verify(&server) {
+        Verdict::Same => {
+            check_signallable(&state, &server, &path)?;
+            let how = registry::stop_recorded(&server, graceful, Duration::from_secs(120));
             if how == registry::Stop::StillRunning {
                 out!(
                     "{} (pid {}) is still running after SIGKILL; {STATE} is kept",
@@ -311,23 +356,24 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
                 return Ok(EXIT_FAILED);
             }
             out!("{} (pid {}) {}", state.target, state.pid, how.describe());
-            registry::forget_server(&id);
+            registry::forget_server(&server);
         }
-        Holder::Nothing => {
+        Verdict::Gone => {
             out!("{} (pid {}) was not running", state.target, state.pid);
-            forget(&state);
+            registry::forget_server(&server);
         }
-        Holder::Another(what) => {
+        Verdict::Another(what) => {
             out!(
                 "{} was not running: {what}, which was left alone",
                 state.target
             );
-            forget(&state);
+            registry::forget_server(&server);
         }
-        Holder::Retitled(what) => {
+        Verdict::Changed(what) => {
             out!(
-                "{} was not signalled: pid {} started when the server did but its command line \
-                 is now `{what}`; stop it yourself if it is the server; {STATE} is kept",
+                "{} was not signalled: pid {} started when the server did but its owner or \
+                 command line changed (now `{what}`); stop it yourself if it is the server; \
+                 {STATE} is kept",
                 state.target,
                 state.pid
             );
@@ -336,19 +382,17 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
     }
     let _ = std::fs::remove_file(&path);
     if a.remove {
-        remove(&dir)?;
+        remove(&dir, &server)?;
     }
     Ok(0)
 }
 
-/// Removes the registry entry of a server that is no longer running.
-fn forget(state: &ServerState) {
-    if let Some(id) = &state.server {
-        registry::forget_server(id);
-    }
-}
-
-fn remove(dir: &Path) -> anyhow::Result<()> {
-    std::fs::remove_dir_all(dir)
+/// Removes a stopped instance's directory: only a real directory (never what a link leads
+/// to), reached through directories only root or this user can change, owned by this user or
+/// by the server user (an older dbperf's layout). std's remove_dir_all does not follow the
+/// links it finds inside.
+fn remove(dir: &Path, server: &Identity) -> anyhow::Result<()> {
+    let d = crate::safe_fs::open_dir(dir, crate::safe_fs::Also::Uid(server.uid))?;
+    std::fs::remove_dir_all(d.path())
         .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", dir.display()))
 }

@@ -632,22 +632,18 @@ fn now() -> String {
         .unwrap_or_default()
 }
 
-/// The most a state file may hold: one entry per CPU policy and block device is a few hundred
-/// bytes each, so 4 MiB is thousands of devices.
-const MAX_STATE_BYTES: u64 = 4 * 1024 * 1024;
-
 pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
-    let text = match read_own_file(path) {
+    let text = match read_own(path) {
         Ok(t) => t,
-        Err(StateRead::Missing) => return Ok(None),
-        Err(StateRead::Refused(why)) => {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
             return bad_input(format!(
-                "cannot read the saved host settings {}: {why}",
+                "cannot read the saved host settings {}: {e}",
                 path.display()
             ))
         }
     };
-    let s: State = serde_json::from_str(&text).map_err(|e| {
+    let s: State = serde_json::from_slice(&text).map_err(|e| {
         BadInput(format!(
             "{} is not a dbperf host state file ({e}); move it away if it is not from dbperf",
             path.display()
@@ -663,52 +659,26 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
     Ok(Some(s))
 }
 
-enum StateRead {
-    Missing,
-    Refused(String),
-}
+/// The most of a state file dbperf reads: one entry per tunable file, a few hundred bytes each.
+const STATE_MAX: u64 = 4 << 20;
 
-/// Reads the state file as dbperf would have written it: a regular file (not a link, a FIFO
-/// or a device), owned by the user running dbperf and writable by nobody else, at most
-/// `MAX_STATE_BYTES`. Undo writes what the file says into kernel files as root, so a file
-/// another user could have written is refused.
-fn read_own_file(path: &Path) -> Result<String, StateRead> {
-    use std::io::Read;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => StateRead::Missing,
-            _ if e.raw_os_error() == Some(libc::ELOOP) => {
-                StateRead::Refused("it is a symbolic link".into())
-            }
-            _ => StateRead::Refused(e.to_string()),
-        })?;
-    let m = f
-        .metadata()
-        .map_err(|e| StateRead::Refused(e.to_string()))?;
-    if !m.is_file() {
-        return Err(StateRead::Refused("it is not a regular file".into()));
-    }
-    if m.uid() != euid() || m.mode() & 0o022 != 0 {
-        return Err(StateRead::Refused(
-            "it is not owned by this user alone (owner or mode differ from what dbperf writes)"
-                .into(),
+/// The state file's bytes: `undo` writes what it names as root, so only a file this user wrote
+/// counts (its own, not writable by others, not a link or a second name), at most
+/// [`STATE_MAX`] bytes.
+fn read_own(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let f = crate::safe_fs::open_regular(path)?;
+    let m = f.metadata()?;
+    if m.uid() != euid() || crate::safe_fs::others_may_write(&m) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "it belongs to {} or others can write to it, so it is not dbperf's own",
+                crate::safe_fs::user_name(m.uid())
+            ),
         ));
     }
-    if m.len() > MAX_STATE_BYTES {
-        return Err(StateRead::Refused(format!(
-            "it holds {} bytes, more than the {MAX_STATE_BYTES} a state file may",
-            m.len()
-        )));
-    }
-    let mut text = String::new();
-    f.take(MAX_STATE_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| StateRead::Refused(e.to_string()))?;
-    Ok(text)
+    crate::safe_fs::read_file_capped(f, STATE_MAX)
 }
 
 /// Whether undo may write to `p`: only kernel settings under the sysfs root or the procfs
@@ -733,39 +703,27 @@ fn is_kernel_setting(roots: &Roots, p: &Path) -> bool {
 }
 
 /// Writes the state file so that a crash leaves either the old or the new one: temporary file,
-/// fsync, rename, fsync of the directory. The temporary file is created anew (a stale one is
-/// unlinked, and a link planted in its place is never written through).
+/// fsync, rename, fsync of the directory. Its directory is made and checked like every
+/// directory dbperf writes into (src/safe_fs.rs), and the temporary file is made new.
 pub fn save_state(path: &Path, s: &State) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
+    crate::safe_fs::make_dir_all(dir, crate::safe_fs::Also::Nobody)
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
         path.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     ));
-    match fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
     {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
+        let mut f = crate::safe_fs::create_replacing(&tmp, 0o600)?;
         let mut text = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
         text.push(b'\n');
-        let written = f.write_all(&text).and_then(|()| f.sync_all());
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
+        f.write_all(&text)?;
+        f.sync_all()?;
     }
     fs::rename(&tmp, path)?;
     if let Ok(d) = fs::File::open(dir) {

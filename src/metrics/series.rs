@@ -23,7 +23,9 @@ fn f(v: Option<f64>) -> String {
 
 impl HostSeries {
     pub fn create(dir: &Path, step: &str, s: &Sources) -> std::io::Result<HostSeries> {
-        let mut out = BufWriter::new(File::create(dir.join(format!("{step}.host.csv")))?);
+        // Made afresh, never written through a link left at its name.
+        let path = dir.join(format!("{step}.host.csv"));
+        let mut out = BufWriter::new(crate::safe_fs::create_replacing(&path, 0o644)?);
         writeln!(out, "{HEADER}")?;
         Ok(HostSeries {
             out,

@@ -163,6 +163,9 @@ impl Profiler {
     /// `<steps_dir>/<step>.perf.data` until folded.
     pub fn attach(&self, pids: &dyn Fn() -> Vec<u32>, steps_dir: &Path, step: &str) -> Recording {
         let data = steps_dir.join(format!("{step}.perf.data"));
+        // perf opens its output by name: whatever is there (a killed run's file, a link) goes
+        // first (unlinking never follows a link).
+        let _ = std::fs::remove_file(&data);
         let log = steps_dir.join(format!("{step}.perf.log"));
         let mut record = StepProfile {
             processes: self.who.name().into(),
@@ -243,7 +246,7 @@ impl Profiler {
                 rec.tree = Some(pids.clone());
             }
             record.pids = pids;
-            let child = std::fs::File::create(&rec.log)
+            let child = crate::safe_fs::create_replacing(&rec.log, 0o600)
                 .map_err(|e| format!("cannot create {}: {e}", rec.log.display()))
                 .and_then(|f| {
                     Command::new(&self.perf)
@@ -270,7 +273,8 @@ impl Profiler {
                 if let Ok(Some(_)) = child.try_wait() {
                     break true;
                 }
-                let said = std::fs::read_to_string(&rec.log).unwrap_or_default();
+                let said =
+                    crate::safe_fs::read_log_end(&rec.log, crate::server::process::LOG_READ_MAX);
                 if said.contains("Events disabled") || Instant::now() >= until {
                     break false;
                 }
@@ -281,7 +285,10 @@ impl Profiler {
                 last_error.clear();
                 break;
             }
-            last_error = super::last_line(&std::fs::read_to_string(&rec.log).unwrap_or_default());
+            last_error = super::last_line(&crate::safe_fs::read_log_end(
+                &rec.log,
+                crate::server::process::LOG_READ_MAX,
+            ));
         }
         if rec.child.is_none() {
             let _ = std::fs::remove_file(&rec.log);
@@ -342,7 +349,7 @@ impl Recording {
         self.perf_cost();
         // At its size limit perf has stopped its session and reads no more commands: asking
         // it to disable would wait out the deadline for an acknowledgement that never comes.
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = crate::safe_fs::read_log_end(&self.log, crate::server::process::LOG_READ_MAX);
         match size_limit(&log) {
             Some(e) => self.record.error = Some(e),
             None => self.control_send("disable"),
@@ -379,7 +386,7 @@ impl Recording {
                 }
             }
         };
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = crate::safe_fs::read_log_end(&self.log, crate::server::process::LOG_READ_MAX);
         let _ = std::fs::remove_file(&self.log);
         if status.is_none() {
             self.record.error = Some(format!(

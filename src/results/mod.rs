@@ -338,8 +338,8 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Resul
 }
 
 /// Writes `bytes` to `path` atomically and durably (see [`write_json_atomic`]). The temporary
-/// file beside it is created new (O_EXCL, which also refuses a symlink planted in its place), so
-/// nothing but a file of dbperf's own is ever written through.
+/// file beside it is created new (O_EXCL | O_NOFOLLOW: a symlink planted in its place is
+/// refused), so nothing but a file of dbperf's own is ever written through.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
@@ -348,10 +348,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     // symlink is removed, never followed).
     let _ = fs::remove_file(&tmp);
     let written = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = crate::safe_fs::create_new(&tmp, 0o644)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)

@@ -36,6 +36,18 @@ pub struct SeriesWriter {
     kinds: Vec<(usize, &'static str)>,
     /// sysbench steps: statements per operation, for a `queries_per_s` column over all kinds.
     queries_per_op: Option<u64>,
+    /// Renamed into place: nothing to clean up when dropped.
+    done: bool,
+}
+
+/// A writer dropped before `finish` (a write failed, e.g. the disk is full) takes its partial
+/// temporary file with it.
+impl Drop for SeriesWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 impl SeriesWriter {
@@ -57,7 +69,9 @@ impl SeriesWriter {
     ) -> std::io::Result<Self> {
         let path = steps_dir.join(format!("{step}.series.csv"));
         let tmp = steps_dir.join(format!(".{step}.series.csv.tmp"));
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        // A stale temporary file (a dbperf killed mid-step) or a link at its name is unlinked,
+        // never followed; the file is made new.
+        let mut out = BufWriter::new(crate::safe_fs::create_replacing(&tmp, 0o644)?);
         let mut header = String::from("second,interval_s");
         for (_, k) in &kinds {
             for col in ["ops_per_s", "rows_per_s", "errors", "p99_us", "max_us"] {
@@ -69,13 +83,17 @@ impl SeriesWriter {
             header.push_str(",queries_per_s");
         }
         header.push('\n');
-        out.write_all(header.as_bytes())?;
+        if let Err(e) = out.write_all(header.as_bytes()) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
         Ok(SeriesWriter {
             tmp,
             path,
             out,
             kinds,
             queries_per_op,
+            done: false,
         })
     }
 
@@ -108,10 +126,12 @@ impl SeriesWriter {
         self.out.flush()
     }
 
+    /// Renames the series into place; on an error the temporary file goes (see `Drop`).
     pub fn finish(mut self) -> std::io::Result<PathBuf> {
         self.out.flush()?;
         self.out.get_ref().sync_all()?;
         fs::rename(&self.tmp, &self.path)?;
-        Ok(self.path)
+        self.done = true;
+        Ok(self.path.clone())
     }
 }

@@ -178,6 +178,34 @@ impl Identity {
     }
 }
 
+/// What holds a recorded process's pid now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The very process recorded: same boot, start time, owner and command line.
+    Same,
+    /// No process holds the pid, or only a zombie does.
+    Gone,
+    /// The recorded process by pid, boot and start time, but its owner or command line
+    /// changed (a setuid, a new title): its command line now, for a message.
+    Changed(String),
+    /// Another process holds the pid: what it is, for a message.
+    Another(String),
+}
+
+/// Whether the live process holding `recorded.pid` is the process recorded (pid, boot, start
+/// time, real uid and command line all equal), the check before any signal to a pid read from
+/// a file. It says nothing about who wrote the record: a caller must trust the file first.
+/// Signalling re-checks through a pidfd ([`Identity::signal`]), so a pid reused after this
+/// answer is not signalled either.
+pub fn verify(recorded: &Identity) -> Verdict {
+    match Identity::of(recorded.pid) {
+        None => Verdict::Gone,
+        Some(now) if now == *recorded => Verdict::Same,
+        Some(now) if recorded.same_start(&now) => Verdict::Changed(now.short()),
+        Some(_) => Verdict::Another(recorded.now_describe()),
+    }
+}
+
 /// (state, start time) from `/proc/<pid>/stat`. The command name in parentheses may hold spaces
 /// and parentheses, so fields are counted after its last `)`.
 fn parse_stat(stat: &str) -> Option<(char, u64)> {
@@ -317,6 +345,30 @@ pub(crate) mod tests {
             assert!(start.elapsed().as_secs() < 5, "{program} runs");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+    }
+
+    #[test]
+    fn verify_tells_the_recorded_process_from_others() {
+        let me = Identity::this_process().unwrap();
+        assert_eq!(verify(&me), Verdict::Same);
+        let mut retitled = me.clone();
+        retitled.cmdline = vec!["postgres: checkpointer".into()];
+        assert!(matches!(verify(&retitled), Verdict::Changed(_)));
+        let mut another = me.clone();
+        another.start_time_ticks += 1;
+        assert!(matches!(verify(&another), Verdict::Another(_)));
+        let mut root_now = me.clone();
+        root_now.uid = root_now.uid.wrapping_add(1);
+        assert!(
+            matches!(verify(&root_now), Verdict::Changed(_)),
+            "another owner is not the same"
+        );
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let mut gone = me;
+        gone.pid = pid;
+        assert!(matches!(verify(&gone), Verdict::Gone | Verdict::Another(_)));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::dbms::{Endpoint, Transport};
+use crate::safe_fs::{self, Also, Dir};
 use identity::Identity;
 use layout::Layout;
 use process::User;
@@ -158,15 +159,65 @@ impl Drop for Running {
     }
 }
 
+/// The instance directory `dir`, made or reused (safe_fs's rules: no link, nobody else's, not
+/// writable by others). It stays the invoking user's, only searchable by others (0711) when
+/// servers run as another user: the server user owns `data/` and `run/` below it and nothing
+/// where dbperf itself creates, removes or changes things, so it cannot plant a link there. An
+/// instance directory an older dbperf gave the server user is taken back.
+pub fn instance_dir(dir: &Path, user: Option<&User>) -> anyhow::Result<Dir> {
+    let d = safe_fs::make_dir_all(dir, server_owner(user))?;
+    let m = d.metadata()?;
+    if user.is_some_and(|u| u.uid == std::os::unix::fs::MetadataExt::uid(&m)) {
+        // SAFETY: geteuid and getegid have no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        d.set_owner(uid, gid)
+            .map_err(|e| anyhow::anyhow!("cannot take back {}: {e}", dir.display()))?;
+    }
+    d.set_mode(if user.is_some() { 0o711 } else { 0o700 })
+        .map_err(|e| anyhow::anyhow!("cannot set the mode of {}: {e}", dir.display()))?;
+    Ok(d)
+}
+
+/// Who besides root and the invoking user may own a server's directories.
+fn server_owner(user: Option<&User>) -> Also {
+    user.map_or(Also::Nobody, |u| Also::Uid(u.uid))
+}
+
+/// The server's own directory `name` (data, run) in the instance directory: made or reused,
+/// never a link, then the server user's and private.
+fn server_dir(instance: &Dir, name: &str, user: Option<&User>) -> anyhow::Result<PathBuf> {
+    let d = instance.subdir(name, server_owner(user))?;
+    process::give_dir(&d, user)?;
+    Ok(d.path().to_path_buf())
+}
+
+/// Checks a kept instance directory (a `--work-dir` of an earlier run) before anything runs:
+/// nothing happens when there is none; a link in the place of it, of `data` or of `run`, or a
+/// directory another user owns or can write to, is refused as bad input.
+pub fn check_kept(dir: &Path, user: Option<&User>) -> anyhow::Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    let d = safe_fs::open_dir(dir, server_owner(user))?;
+    for name in ["data", "run"] {
+        d.existing_subdir(name, server_owner(user))?;
+    }
+    Ok(())
+}
+
 /// Unix socket paths are limited to 107 bytes; a deep work directory gets its socket directory
 /// under the system temp directory instead, made new with a name nobody can guess (the bool).
-fn run_dir(base: &Path) -> anyhow::Result<(PathBuf, bool)> {
-    let d = base.join("run");
-    if d.as_os_str().len() + 24 < 100 {
-        Ok((d, false))
-    } else {
-        Ok((process::private_temp_dir("dbperf-run-")?, true))
+fn run_dir(instance: &Dir, user: Option<&User>) -> anyhow::Result<(PathBuf, bool)> {
+    if instance.path().join("run").as_os_str().len() + 24 < 100 {
+        return Ok((server_dir(instance, "run", user)?, false));
     }
+    let d = process::private_temp_dir("dbperf-run-")?;
+    let given = safe_fs::open_dir(&d, Also::Nobody).and_then(|h| process::give_dir(&h, user));
+    if let Err(e) = given {
+        let _ = fs::remove_dir_all(&d);
+        return Err(e);
+    }
+    Ok((d, true))
 }
 
 /// The signal the kernel sends a server when dbperf dies: PostgreSQL's immediate shutdown
@@ -245,27 +296,30 @@ impl Plan {
 
     /// Initialises a fresh data directory under `dir` and starts the server.
     pub fn start(&self, dir: &Path) -> anyhow::Result<Running> {
-        // PostgreSQL runs in its data directory and the MySQL family's install scripts in their
-        // basedir: every path handed to them must be absolute.
-        let dir = &std::path::absolute(dir)
-            .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", dir.display()))?;
+        // Every path handed to a server is absolute (PostgreSQL runs in its data directory and
+        // the MySQL family's install scripts in their basedir) and free of links.
         let u = self.user.as_ref();
-        process::private_dir(dir, u)?;
-        let datadir = dir.join("data");
-        let (rundir, temp_rundir) = run_dir(dir)?;
+        let instance = instance_dir(dir, u)?;
+        let dir = instance.path();
+        // Only a data directory this start made is removed when initialising it fails or is
+        // interrupted, so nothing half-made is left that looks like a server's data.
+        let fresh = !instance.has("data");
+        let (rundir, temp_rundir) = run_dir(&instance, u)?;
         let temp_rundir = temp_rundir.then(|| rundir.clone());
+        let datadir = dir.join("data");
         let forget_rundir = |e: anyhow::Error| {
             if let Some(d) = &temp_rundir {
                 let _ = fs::remove_dir_all(d);
             }
+            if fresh {
+                let _ = fs::remove_dir_all(&datadir);
+            }
             e
         };
-        process::private_dir(&rundir, u).map_err(forget_rundir)?;
-        check_reachable(dir, u).map_err(forget_rundir)?;
+        // Made here, not by initdb: the instance directory is not the server user's to write.
+        server_dir(&instance, "data", u).map_err(forget_rundir)?;
+        check_reachable(&datadir, u).map_err(forget_rundir)?;
         let port = process::free_port().map_err(forget_rundir)?;
-        // Only a data directory this start made is removed when initialising it fails or is
-        // interrupted, so nothing half-made is left that looks like a server's data.
-        let fresh = !datadir.exists();
         let init = match self.kind {
             Kind::Postgres => self.init_postgres(&datadir, &rundir),
             Kind::MariaDb | Kind::MySql => self.init_mysql(&datadir, &rundir),
@@ -279,16 +333,15 @@ impl Plan {
                 if fresh && matches!(self.kind, Kind::MariaDb) && !process::is_interrupted(&e) =>
             {
                 let _ = fs::remove_dir_all(&datadir);
-                self.init_mysql(&datadir, &rundir).map_err(|again| {
-                    anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
-                })
+                server_dir(&instance, "data", u)
+                    .and_then(|_| self.init_mysql(&datadir, &rundir))
+                    .map_err(|again| {
+                        anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
+                    })
             }
             other => other,
         };
         if let Err(e) = init {
-            if fresh {
-                let _ = fs::remove_dir_all(&datadir);
-            }
             return Err(forget_rundir(e));
         }
         // The log outlives a socket directory made under /tmp (removed with the server).
@@ -369,14 +422,11 @@ impl Plan {
             .args(self.init_options());
         process::run_to_end(c, &self.short_run("initdb", 120, rundir))?;
         // The named config goes at the end of postgresql.conf, so it overrides initdb's lines.
-        let conf = datadir.join("postgresql.conf");
-        let mut text = fs::read_to_string(&conf)?;
-        text.push_str(&format!(
+        let text = format!(
             "\n# ---- dbperf config {} ----\n{}\n",
             self.config_name, self.config_text
-        ));
-        fs::write(&conf, text)?;
-        Ok(())
+        );
+        append_to_server_file(&datadir.join("postgresql.conf"), self.user.as_ref(), &text)
     }
 
     fn postgres_command(&self, datadir: &Path, rundir: &Path, port: u16) -> std::process::Command {
@@ -431,9 +481,9 @@ impl Plan {
         r?;
         // Kept beside the data for the record; the server itself gets the same options on its
         // command line because every mysqld runs with --no-defaults.
-        fs::write(
-            datadir.join("dbperf.cnf"),
-            format!("[mysqld]\n{}\n", self.config_text),
+        safe_fs::write_new(
+            &datadir.join("dbperf.cnf"),
+            format!("[mysqld]\n{}\n", self.config_text).as_bytes(),
         )?;
         Ok(())
     }
@@ -561,6 +611,30 @@ impl Plan {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// Appends `text` to a file the server's own tool made (initdb's postgresql.conf) in a
+/// directory the server user owns: never through a link or a second name, and only to a file of
+/// the server user's (or, without one, of this user's).
+fn append_to_server_file(path: &Path, user: Option<&User>, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let cannot =
+        |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot append to {}: {e}", path.display());
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| cannot(&e))?;
+    let m = f.metadata().map_err(|e| cannot(&e))?;
+    // SAFETY: geteuid has no preconditions.
+    let owner = user.map_or_else(|| unsafe { libc::geteuid() }, |u| u.uid);
+    if !m.is_file() || m.nlink() != 1 || m.uid() != owner {
+        return Err(cannot(
+            &"it is not the file the server's initialisation made",
+        ));
+    }
+    f.write_all(text.as_bytes()).map_err(|e| cannot(&e))
 }
 
 /// The server user must be able to reach its directory: a work directory under a private home

@@ -7,7 +7,6 @@
 use std::ffi::CString;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -85,16 +84,17 @@ pub fn server_user(requested: Option<&str>) -> anyhow::Result<Option<User>> {
         .ok_or_else(|| anyhow::anyhow!("user {name} was created but cannot be found"))
 }
 
-/// Creates `dir` (and parents) private to the server user: mode 0700, owned by it.
-pub fn private_dir(dir: &Path, user: Option<&User>) -> anyhow::Result<()> {
-    fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+/// Gives the directory `d` (opened without following a link) to the server user, private:
+/// mode 0700, owned by it. Changed through the handle, so nothing planted at its path since
+/// is touched.
+pub fn give_dir(d: &crate::safe_fs::Dir, user: Option<&User>) -> anyhow::Result<()> {
     if let Some(u) = user {
-        std::os::unix::fs::chown(dir, Some(u.uid), Some(u.gid)).map_err(|e| {
-            anyhow::anyhow!("cannot give {} to user {}: {e}", dir.display(), u.name)
+        d.set_owner(u.uid, u.gid).map_err(|e| {
+            anyhow::anyhow!("cannot give {} to user {}: {e}", d.path().display(), u.name)
         })?;
     }
-    Ok(())
+    d.set_mode(0o700)
+        .map_err(|e| anyhow::anyhow!("cannot make {} private: {e}", d.path().display()))
 }
 
 /// A command that runs as `user` (when given), in its own process group so a Ctrl-C in the
@@ -211,6 +211,9 @@ pub struct ShortRun<'a> {
 /// (with everything it forked: its process group); the error carries its output.
 pub fn run_to_end(mut c: Command, r: &ShortRun) -> anyhow::Result<String> {
     let (log, f) = private_file(r.log_dir, &format!("{}.log", r.what))?;
+    // Read back through this handle, not by name: the directory may be the server user's, who
+    // could put a link to another file there in the meantime.
+    let mut own = f.try_clone()?;
     c.stdout(f.try_clone()?).stderr(f);
     let mut child = spawn(
         c,
@@ -239,7 +242,7 @@ pub fn run_to_end(mut c: Command, r: &ShortRun) -> anyhow::Result<String> {
     signal_group(pid, libc::SIGKILL);
     let status = child.wait();
     unregister(pid);
-    let out = fs::read_to_string(&log).unwrap_or_default();
+    let out = crate::safe_fs::read_end(&mut own, LOG_READ_MAX);
     let _ = fs::remove_file(&log);
     match (ended, status) {
         (Ok(()), Ok(status)) if status.success() => Ok(out),
@@ -267,13 +270,7 @@ pub fn private_file(dir: &Path, name: &str) -> anyhow::Result<(PathBuf, fs::File
         } else {
             dir.join(format!("{n}.{name}"))
         };
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-        {
+        match crate::safe_fs::create_new(&path, 0o600) {
             Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => anyhow::bail!("cannot create {}: {e}", path.display()),
@@ -320,8 +317,14 @@ pub fn tail(text: &str, n: usize) -> String {
     lines[start..].join("\n")
 }
 
+/// How much of the end of a log dbperf reads for an error message: far more than the lines
+/// it quotes, and a bound whatever wrote the log.
+pub const LOG_READ_MAX: u64 = 1 << 20;
+
+/// The last `n` lines of a log in a directory the server user may write to: never read
+/// through a link or a second name (see safe_fs::open_regular), at most [`LOG_READ_MAX`] bytes.
 pub fn tail_file(path: &Path, n: usize) -> String {
-    tail(&fs::read_to_string(path).unwrap_or_default(), n)
+    tail(&crate::safe_fs::read_log_end(path, LOG_READ_MAX), n)
 }
 
 static REGISTRY: Mutex<Vec<u32>> = Mutex::new(Vec::new());

@@ -10,17 +10,20 @@
 //!
 //! Where: `$DBPERF_STATE_DIR/servers`, else `$XDG_STATE_HOME/dbperf/servers`, else
 //! `~/.local/state/dbperf/servers`; root without `XDG_STATE_HOME` uses
-//! `/var/lib/dbperf/servers`. The directory is mode 0700 and its files 0600.
+//! `/var/lib/dbperf/servers`. The directory is mode 0700 and its files 0600; one another user
+//! owns or can write to, or reached through such directories or a link of another user's, is
+//! refused (src/safe_fs.rs), and entries are read without following links, 64 KiB at most.
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::identity::Identity;
+use crate::safe_fs::{self, Also};
 
 /// Overrides where the registry lives (tests give every test its own).
 pub const STATE_DIR_ENV: &str = "DBPERF_STATE_DIR";
@@ -81,31 +84,31 @@ pub fn path_of(dir: &Path, server: &Identity) -> PathBuf {
     dir.join(format!("{}-{}.json", server.pid, server.start_time_ticks))
 }
 
-/// Creates the registry directory (0700, owned by this user) or checks an existing one: a
-/// directory another user owns or can write to is refused, since dbperf acts on what it reads.
+/// Creates the registry directory (0700, owned by this user) or checks an existing one: a link
+/// in its place, a directory another user owns or can write to, or one reached through such
+/// directories is refused, since dbperf signals the processes its entries name. Read access
+/// someone gave others is taken away again (through the open directory, never by path).
 fn private(dir: &Path) -> anyhow::Result<()> {
-    let made = fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir);
-    made.map_err(|e| anyhow::anyhow!("cannot create the server registry {}: {e}", dir.display()))?;
-    check_private(dir)
+    let d = safe_fs::make_dir_all(dir, Also::Nobody).map_err(|e| refused(dir, e))?;
+    tighten(&d)
 }
 
 fn check_private(dir: &Path) -> anyhow::Result<()> {
-    let m = fs::symlink_metadata(dir)
-        .map_err(|e| anyhow::anyhow!("cannot read the server registry {}: {e}", dir.display()))?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !m.is_dir() || m.uid() != me {
-        anyhow::bail!(
-            "the server registry {} is not a directory of this user; set {STATE_DIR_ENV} to \
-             a private directory",
-            dir.display()
-        );
-    }
-    if m.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    let d = safe_fs::open_dir(dir, Also::Nobody).map_err(|e| refused(dir, e))?;
+    tighten(&d)
+}
+
+fn refused(dir: &Path, e: anyhow::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the server registry {} cannot be used: {e:#}; set {STATE_DIR_ENV} to a private \
+         directory",
+        dir.display()
+    )
+}
+
+fn tighten(d: &safe_fs::Dir) -> anyhow::Result<()> {
+    if d.metadata()?.mode() & 0o077 != 0 {
+        d.set_mode(0o700)?;
     }
     Ok(())
 }
@@ -153,7 +156,11 @@ pub fn forget_server(server: &Identity) {
     }
 }
 
-/// Every entry file in `dir`, read (a damaged one as the reason it could not be).
+/// The most of an entry file dbperf reads (it writes about 1 KiB).
+const ENTRY_MAX: u64 = 64 * 1024;
+
+/// Every entry file in `dir`, read (a damaged one as the reason it could not be): never
+/// through a link or a second name, at most [`ENTRY_MAX`] bytes each.
 fn entries(dir: &Path) -> Vec<(PathBuf, anyhow::Result<Entry>)> {
     let Ok(list) = fs::read_dir(dir) else {
         return Vec::new();
@@ -165,9 +172,9 @@ fn entries(dir: &Path) -> Vec<(PathBuf, anyhow::Result<Entry>)> {
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
-        let read = fs::read_to_string(&path)
+        let read = safe_fs::read_capped(&path, ENTRY_MAX)
             .map_err(anyhow::Error::from)
-            .and_then(|t| serde_json::from_str::<Entry>(&t).map_err(anyhow::Error::from));
+            .and_then(|t| serde_json::from_slice::<Entry>(&t).map_err(anyhow::Error::from));
         out.push((path, read));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -334,6 +341,7 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command};
 
@@ -422,10 +430,20 @@ mod tests {
         let read = entries(&dir);
         assert_eq!(read.len(), 1);
         assert_eq!(read[0].1.as_ref().unwrap(), &e);
-        // Loosened by someone: tightened again before it is used.
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        // Made readable by someone: tightened again before it is used.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         check_private(&dir).unwrap();
         assert_eq!(fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+        // Made writable by others: they could have put entries naming any process there.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_private(&dir).unwrap_err().to_string();
+        assert!(e.contains("can be written by other users"), "{e}");
+        assert_eq!(sweep_in(&dir).len(), 1, "nothing read, one warning");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        // A link in its place is never followed.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert!(private(&link).is_err() && check_private(&link).is_err());
     }
 
     /// Real processes stand in for servers: the sweep stops only what it should, and never

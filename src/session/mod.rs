@@ -144,15 +144,34 @@ pub fn read_journal(out: &Path) -> anyhow::Result<Journal> {
     campaign::read_journal(out).map_err(|e| BadInput(format!("{e:#}")).into())
 }
 
+/// Makes (or checks) a directory the run writes into: never a link, nobody else's, writable by
+/// nobody else, reached through directories only root or this user can change (safe_fs).
 fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
-    if let Err(e) = std::fs::create_dir_all(p) {
-        return bad_input(format!("cannot create {what} {}: {e}", p.display()));
+    match crate::safe_fs::make_dir_all(p, crate::safe_fs::Also::Nobody) {
+        Ok(_) => {}
+        Err(e) if crate::error::is_bad_input(&e) => return Err(e),
+        Err(e) => return bad_input(format!("cannot create {what} {}: {e:#}", p.display())),
     }
     let probe = p.join(".dbperf-write-test");
-    if let Err(e) = std::fs::write(&probe, b"") {
+    if let Err(e) = crate::safe_fs::create_replacing(&probe, 0o600) {
         return bad_input(format!("cannot write into {what} {}: {e}", p.display()));
     }
     let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// Before anything runs: a work directory kept from an earlier run (`--work-dir`, or the run's
+/// own on `--resume`) must be one dbperf can work in safely, and so must a managed server's
+/// instance directory in it (no link in the place of `server`, `data` or `run`, nothing another
+/// user owns or can write to), or the run is refused as bad input.
+fn check_kept_work(work: &Path, checked: &Checked) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(work).is_err() {
+        return Ok(());
+    }
+    crate::safe_fs::open_dir(work, crate::safe_fs::Also::Nobody)?;
+    if let Access::Managed(plan) = &checked.access {
+        crate::server::check_kept(&work.join("server"), plan.user.as_ref())?;
+    }
     Ok(())
 }
 
@@ -239,6 +258,11 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
                     break;
                 }
             }
+        }
+        if failed.is_none() {
+            failed = cells
+                .iter()
+                .find_map(|c| check_kept_work(&cell_work(c), &all[c.suite][c.target]).err());
         }
         if let Some(e) = failed {
             // Nothing ran: leave no directory this run made.
@@ -657,9 +681,9 @@ impl Loop<'_> {
         ));
         let moved = to
             .parent()
-            .map(std::fs::create_dir_all)
+            .map(|p| crate::safe_fs::make_dir_all(p, crate::safe_fs::Also::Nobody).map(|_| ()))
             .unwrap_or(Ok(()))
-            .and_then(|_| std::fs::rename(&from, &to));
+            .and_then(|_| Ok(std::fs::rename(&from, &to)?));
         if let Err(e) = moved {
             self.write_failed(format!("moving {} aside: {e}", from.display()));
         }
@@ -717,19 +741,19 @@ impl Loop<'_> {
                 error: Some(error),
             }
         };
-        if let Err(e) = std::fs::create_dir_all(&steps_dir) {
+        if let Err(e) = crate::safe_fs::make_dir_all(&steps_dir, crate::safe_fs::Also::Nobody) {
             self.write_failed(format!("{}: {e}", steps_dir.display()));
             return CellResult {
                 status: RunStatus::Failed,
                 steps: Vec::new(),
-                error: Some(format!("cannot create {}: {e}", steps_dir.display())),
+                error: Some(format!("cannot create {}: {e:#}", steps_dir.display())),
             };
         }
-        if let Err(e) = std::fs::create_dir_all(work) {
+        if let Err(e) = crate::safe_fs::make_dir_all(work, crate::safe_fs::Also::Nobody) {
             return failed(
                 self,
                 &t.engine,
-                format!("cannot create {}: {e}", work.display()),
+                format!("cannot create {}: {e:#}", work.display()),
             );
         }
         let mut running = None;

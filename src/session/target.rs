@@ -96,7 +96,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
             // none, connecting makes an empty one just to say which table is missing.
             let made = !dir.exists();
             if made {
-                std::fs::create_dir_all(&dir)?;
+                crate::safe_fs::make_dir_all(&dir, crate::safe_fs::Also::Nobody)?;
             }
             let checked = cx.suite.check_tables(&dbms);
             if made {

@@ -1,0 +1,529 @@
+//! Directories and files in places another user could reach. dbperf may run as root on a shared
+//! host, so a path it works under must not let anyone else redirect it:
+//!
+//! * every directory on the way is owned by root or by this user and writable by nobody else
+//!   (a sticky directory such as /tmp excepted: nobody can move another's entry in it);
+//! * a symbolic link on the way is followed only when root or this user made it;
+//! * the directory dbperf works in is never a link, is owned by root or this user (or, where
+//!   the caller says so, the server user) and is writable by nobody else.
+//!
+//! "Writable by nobody else": no write bit for others, and a group write bit only for this
+//! user's own group (the one-group-per-user convention of most distributions).
+//!
+//! Under such a directory nobody else can change anything, so plain paths below it are safe.
+//! Files are still created new and never through a link (O_EXCL | O_NOFOLLOW), and files read
+//! back are opened without following a link and read up to a cap.
+//!
+//! Directories are walked one name at a time with openat(O_NOFOLLOW), made with mkdirat (never
+//! through a link) and changed (mode, owner) through the open handle, never by path.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::error::BadInput;
+
+/// Links followed while resolving one path: the kernel's own limit (ELOOP).
+const MAX_LINKS: usize = 40;
+
+/// Mode of the directories dbperf makes (less the umask): never writable by others.
+const DIR_MODE: u32 = 0o755;
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+fn egid() -> u32 {
+    // SAFETY: getegid has no preconditions.
+    unsafe { libc::getegid() }
+}
+
+/// Root or this user: the only owners whose directories and links dbperf trusts.
+fn trusted_owner(uid: u32) -> bool {
+    uid == 0 || uid == euid()
+}
+
+/// Whether someone besides the owner (and this user's own group) may write into it.
+pub fn others_may_write(m: &fs::Metadata) -> bool {
+    m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && m.gid() != egid())
+}
+
+fn sticky(m: &fs::Metadata) -> bool {
+    m.mode() & 0o1000 != 0
+}
+
+/// Who, besides root and this user, may own the directory at the end of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Also {
+    Nobody,
+    /// This uid too (the server user's directories, and instance directories older dbperfs
+    /// gave it).
+    Uid(u32),
+    /// Anyone: for reading a record whose own owner is checked (`dbperf server stop` reads a
+    /// `server.json` of its own user's in a directory an older dbperf gave the server user).
+    Anyone,
+}
+
+/// An open directory, reached without following any link nobody trusted, and its path with
+/// every link resolved.
+#[derive(Debug)]
+pub struct Dir {
+    file: File,
+    path: PathBuf,
+}
+
+impl Dir {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn metadata(&self) -> io::Result<fs::Metadata> {
+        self.file.metadata()
+    }
+
+    /// fchmod: the directory opened, whatever is at its path now.
+    pub fn set_mode(&self, mode: u32) -> io::Result<()> {
+        self.file.set_permissions(fs::Permissions::from_mode(mode))
+    }
+
+    /// fchown, likewise.
+    pub fn set_owner(&self, uid: u32, gid: u32) -> io::Result<()> {
+        std::os::unix::fs::fchown(&self.file, Some(uid), Some(gid))
+    }
+
+    /// Whether `name` exists in this directory (a link counts, and is not followed).
+    pub fn has(&self, name: &str) -> bool {
+        rustix::fs::statat(&self.file, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
+    /// The subdirectory `name`, made (mode 0700) when absent; never a link. An existing one
+    /// must be owned by root, this user or `also`, and writable by nobody else.
+    pub fn subdir(&self, name: &str, also: Also) -> anyhow::Result<Dir> {
+        let path = self.path.join(name);
+        let fd = match rustix::fs::mkdirat(&self.file, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => open_dir_at(&self.file, name.as_ref(), &path)?,
+            Err(e) => {
+                return Err(anyhow::Error::from(io::Error::from(e))
+                    .context(format!("cannot create {}", path.display())))
+            }
+        };
+        let d = Dir { file: fd, path };
+        d.check_end(also)?;
+        Ok(d)
+    }
+
+    /// The existing subdirectory `name`, under the same rules as [`Dir::subdir`]; None when
+    /// there is nothing of that name.
+    pub fn existing_subdir(&self, name: &str, also: Also) -> anyhow::Result<Option<Dir>> {
+        if !self.has(name) {
+            return Ok(None);
+        }
+        let path = self.path.join(name);
+        let d = Dir {
+            file: open_dir_at(&self.file, name.as_ref(), &path)?,
+            path,
+        };
+        d.check_end(also)?;
+        Ok(Some(d))
+    }
+
+    /// The rule for the directory dbperf works in (see the module's documentation).
+    fn check_end(&self, also: Also) -> anyhow::Result<()> {
+        let m = self.file.metadata()?;
+        let owner_ok = trusted_owner(m.uid()) || also == Also::Uid(m.uid()) || also == Also::Anyone;
+        if !owner_ok {
+            return Err(BadInput(format!(
+                "{} belongs to another user ({}); dbperf works only in a directory of its own \
+                 user, so give another one",
+                self.path.display(),
+                user_name(m.uid())
+            ))
+            .into());
+        }
+        if others_may_write(&m) {
+            return Err(BadInput(format!(
+                "{} can be written by other users (mode {:o}); dbperf works only in a directory \
+                 nobody else can change, so give another one or chmod go-w it",
+                self.path.display(),
+                m.mode() & 0o7777
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// The name of `uid` for messages, or its number.
+pub fn user_name(uid: u32) -> String {
+    // SAFETY: getpwuid returns a pointer into static storage or null; the name is copied at once.
+    unsafe {
+        let pw = libc::getpwuid(uid);
+        if pw.is_null() || (*pw).pw_name.is_null() {
+            return format!("uid {uid}");
+        }
+        std::ffi::CStr::from_ptr((*pw).pw_name)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// Opens `name` in `dir` as a directory, refusing a link (ELOOP) or anything else.
+fn open_dir_at(dir: &File, name: &std::ffi::OsStr, path: &Path) -> anyhow::Result<File> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(Errno::LOOP) => Err(BadInput(format!(
+            "{} is a symbolic link where dbperf expects a directory of its own; remove it",
+            path.display()
+        ))
+        .into()),
+        Err(Errno::NOTDIR) => {
+            Err(BadInput(format!("{} is not a directory", path.display())).into())
+        }
+        Err(e) => Err(anyhow::Error::from(io::Error::from(e))
+            .context(format!("cannot open {}", path.display()))),
+    }
+}
+
+/// Opens the existing directory `path` for dbperf to work in (see the module's rules).
+pub fn open_dir(path: &Path, also: Also) -> anyhow::Result<Dir> {
+    walk(path, false, also)
+}
+
+/// Opens the directory `path` for dbperf to work in, making it and its missing parents (mode
+/// 0755 less the umask) where absent.
+pub fn make_dir_all(path: &Path, also: Also) -> anyhow::Result<Dir> {
+    walk(path, true, also)
+}
+
+fn names(p: &Path) -> Vec<OsString> {
+    p.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Resolves `path` from / one name at a time, as the kernel would, but checking every
+/// directory and link on the way before going through it.
+fn walk(path: &Path, create: bool, also: Also) -> anyhow::Result<Dir> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", path.display()))?;
+    let root = Dir {
+        file: File::open("/")?,
+        path: PathBuf::from("/"),
+    };
+    check_on_the_way(&root)?;
+    let mut stack = vec![root];
+    // Names still to go, the next one last.
+    let mut todo: Vec<OsString> = names(&abs).into_iter().rev().collect();
+    let (mut links, mut tries) = (0, 0);
+    while let Some(name) = todo.pop() {
+        if name == ".." {
+            if stack.len() > 1 {
+                stack.pop();
+            }
+            continue;
+        }
+        let last = todo.is_empty();
+        let cur = stack.last().expect("the root stays");
+        let here = cur.path.join(&name);
+        let st = match rustix::fs::statat(&cur.file, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            // Made, then looked at again like any other (bounded: someone removing it as fast).
+            Err(Errno::NOENT) if create && tries < 10 => {
+                tries += 1;
+                match rustix::fs::mkdirat(
+                    &cur.file,
+                    name.as_os_str(),
+                    Mode::from_raw_mode(DIR_MODE),
+                ) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => {
+                        return Err(anyhow::Error::from(io::Error::from(e))
+                            .context(format!("cannot create {}", here.display())))
+                    }
+                }
+                todo.push(name);
+                continue;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(io::Error::from(e))
+                    .context(format!("cannot reach {}", here.display())))
+            }
+        };
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => {
+                if last {
+                    return Err(BadInput(format!(
+                        "{} is a symbolic link; dbperf works only in a real directory there, \
+                         so give the directory it points to",
+                        here.display()
+                    ))
+                    .into());
+                }
+                if !trusted_owner(st.st_uid) {
+                    return Err(BadInput(format!(
+                        "{} is a symbolic link made by another user ({}); dbperf follows only \
+                         links of root or its own user",
+                        here.display(),
+                        user_name(st.st_uid)
+                    ))
+                    .into());
+                }
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(BadInput(format!(
+                        "{} goes through more than {MAX_LINKS} symbolic links",
+                        abs.display()
+                    ))
+                    .into());
+                }
+                let target = rustix::fs::readlinkat(&cur.file, name.as_os_str(), Vec::new())
+                    .map_err(io::Error::from)?;
+                let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+                if target.is_absolute() {
+                    stack.truncate(1);
+                }
+                todo.extend(names(&target).into_iter().rev());
+            }
+            FileType::Directory => {
+                let file = open_dir_at(&cur.file, &name, &here)?;
+                let d = Dir { file, path: here };
+                // What was opened is checked, not what was looked at a moment before.
+                if !last {
+                    check_on_the_way(&d)?;
+                }
+                stack.push(d);
+            }
+            _ => return Err(BadInput(format!("{} is not a directory", here.display())).into()),
+        }
+    }
+    let end = stack.pop().expect("the root stays");
+    end.check_end(also)?;
+    Ok(end)
+}
+
+/// The rule for a directory on the way to the one dbperf works in.
+fn check_on_the_way(d: &Dir) -> anyhow::Result<()> {
+    let m = d.file.metadata()?;
+    if !trusted_owner(m.uid()) {
+        return Err(BadInput(format!(
+            "{} belongs to another user ({}), who could move what dbperf makes below it; give \
+             a path through directories of root or your own",
+            d.path.display(),
+            user_name(m.uid())
+        ))
+        .into());
+    }
+    if others_may_write(&m) && !sticky(&m) {
+        return Err(BadInput(format!(
+            "{} can be written by other users (mode {:o}), who could move what dbperf makes \
+             below it; give a path through directories nobody else can change",
+            d.path.display(),
+            m.mode() & 0o7777
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Creates the file `path` new, for writing: never an existing file, never through a link
+/// (O_CREAT | O_EXCL | O_NOFOLLOW).
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Creates the file `path` afresh: whatever was there (an old file of dbperf's, a link) is
+/// unlinked first (which never follows a link), then the file is made new as in [`create_new`].
+pub fn create_replacing(path: &Path, mode: u32) -> io::Result<File> {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    create_new(path, mode)
+}
+
+/// Writes `bytes` to a file made afresh at `path` (see [`create_replacing`]); a failed write
+/// leaves no partial file.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let written =
+        create_replacing(path, 0o644).and_then(|mut f| io::Write::write_all(&mut f, bytes));
+    if written.is_err() {
+        let _ = fs::remove_file(path);
+    }
+    written
+}
+
+/// Opens an existing regular file to read: never through a link, never blocking on a FIFO
+/// planted in its place, never a file with a second name (a hard link to something else).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if m.nlink() != 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a file with more than one name",
+        ));
+    }
+    Ok(f)
+}
+
+/// The whole of a file dbperf reads back (see [`open_regular`]), refused past `cap` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    read_file_capped(open_regular(path)?, cap)
+}
+
+/// The whole of the open file `f`, refused past `cap` bytes.
+pub fn read_file_capped(f: File, cap: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    f.take(cap + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {cap} bytes"),
+        ));
+    }
+    Ok(out)
+}
+
+/// At most the last `cap` bytes of `f` from its start, as text: a log for an error message.
+pub fn read_end(f: &mut File, cap: u64) -> String {
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(SeekFrom::Start(len.saturating_sub(cap))).is_err() {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    let _ = f.take(cap).read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The last `cap` bytes of the log at `path` (see [`open_regular`]); empty when it cannot be
+/// read safely.
+pub fn read_log_end(path: &Path, cap: u64) -> String {
+    match open_regular(path) {
+        Ok(mut f) => read_end(&mut f, cap),
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn mode(p: &Path) -> u32 {
+        fs::symlink_metadata(p).unwrap().mode() & 0o7777
+    }
+
+    #[test]
+    fn directories_are_made_and_reopened() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("a/b/c");
+        let d = make_dir_all(&p, Also::Nobody).unwrap();
+        assert_eq!(d.path(), p);
+        assert!(mode(&p) & 0o022 == 0);
+        let again = open_dir(&t.path().join("a/x/../b/c"), Also::Nobody);
+        assert!(again.is_err(), "x does not exist");
+        fs::create_dir(t.path().join("a/x")).unwrap();
+        let again = open_dir(&t.path().join("a/x/../b/c"), Also::Nobody).unwrap();
+        assert_eq!(again.path(), p);
+    }
+
+    #[test]
+    fn a_link_at_the_end_is_refused_and_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let target = t.path().join("target");
+        fs::create_dir(&target).unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o750)).unwrap();
+        symlink(&target, t.path().join("link")).unwrap();
+        let e = make_dir_all(&t.path().join("link"), Also::Nobody).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        let base = open_dir(t.path(), Also::Nobody).unwrap();
+        let e = base.subdir("link", Also::Nobody).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert_eq!(mode(&target), 0o750);
+        // A link of this user's on the way is followed.
+        let d = make_dir_all(&t.path().join("link/sub"), Also::Nobody).unwrap();
+        assert_eq!(d.path(), target.join("sub"));
+    }
+
+    #[test]
+    fn a_directory_others_can_write_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = open_dir(&open, Also::Nobody).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(
+            e.to_string().contains("can be written by other users"),
+            "{e}"
+        );
+        // On the way, too, unless it is sticky (as /tmp is).
+        let e = make_dir_all(&open.join("x"), Also::Nobody).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(!open.join("x").exists());
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o1777)).unwrap();
+        make_dir_all(&open.join("x"), Also::Nobody).unwrap();
+    }
+
+    #[test]
+    fn files_are_never_written_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let link = t.path().join("out.csv");
+        symlink(&victim, &link).unwrap();
+        assert!(create_new(&link, 0o644).is_err());
+        let mut f = create_replacing(&link, 0o644).unwrap();
+        io::Write::write_all(&mut f, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(fs::read_to_string(&link).unwrap(), "new");
+        assert!(!fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn reads_refuse_links_second_names_and_big_files() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("f");
+        fs::write(&f, "0123456789").unwrap();
+        assert_eq!(read_capped(&f, 10).unwrap(), b"0123456789");
+        assert!(read_capped(&f, 9).is_err());
+        symlink(&f, t.path().join("l")).unwrap();
+        assert!(read_capped(&t.path().join("l"), 100).is_err());
+        fs::hard_link(&f, t.path().join("h")).unwrap();
+        assert!(read_capped(&t.path().join("h"), 100).is_err());
+        fs::remove_file(t.path().join("h")).unwrap();
+        assert_eq!(read_log_end(&f, 4), "6789");
+        assert_eq!(read_log_end(&t.path().join("l"), 4), "");
+    }
+}
