@@ -179,13 +179,20 @@ fn open_dir_at(dir: &File, name: &std::ffi::OsStr, path: &Path) -> anyhow::Resul
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     match rustix::fs::openat(dir, name, flags, Mode::empty()) {
         Ok(fd) => Ok(File::from(fd)),
-        Err(Errno::LOOP) => Err(BadInput(format!(
-            "{} is a symbolic link where dbperf expects a directory of its own; remove it",
-            path.display()
-        ))
-        .into()),
-        Err(Errno::NOTDIR) => {
-            Err(BadInput(format!("{} is not a directory", path.display())).into())
+        // O_DIRECTORY | O_NOFOLLOW on a link: ENOTDIR from Linux, ELOOP elsewhere.
+        Err(Errno::LOOP | Errno::NOTDIR) => {
+            let link = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
+            Err(BadInput(if link {
+                format!(
+                    "{} is a symbolic link where dbperf expects a directory of its own; \
+                     remove it",
+                    path.display()
+                )
+            } else {
+                format!("{} is not a directory", path.display())
+            })
+            .into())
         }
         Err(e) => Err(anyhow::Error::from(io::Error::from(e))
             .context(format!("cannot open {}", path.display()))),
@@ -194,13 +201,40 @@ fn open_dir_at(dir: &File, name: &std::ffi::OsStr, path: &Path) -> anyhow::Resul
 
 /// Opens the existing directory `path` for dbperf to work in (see the module's rules).
 pub fn open_dir(path: &Path, also: Also) -> anyhow::Result<Dir> {
-    walk(path, false, also)
+    walk(path, false, End::WorkIn(also))
 }
 
 /// Opens the directory `path` for dbperf to work in, making it and its missing parents (mode
 /// 0755 less the umask) where absent.
 pub fn make_dir_all(path: &Path, also: Also) -> anyhow::Result<Dir> {
-    walk(path, true, also)
+    walk(path, true, End::WorkIn(also))
+}
+
+/// Checks, without making anything, that dbperf could work in `path`: the directory itself
+/// when it exists, else the way to it as far as it exists. Bad input when it could not.
+pub fn check_dir(path: &Path) -> anyhow::Result<()> {
+    if fs::symlink_metadata(path).is_ok() {
+        return open_dir(path, Also::Nobody).map(|_| ());
+    }
+    let abs = std::path::absolute(path)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", path.display()))?;
+    match abs
+        .ancestors()
+        .skip(1)
+        .find(|a| fs::symlink_metadata(a).is_ok())
+    {
+        Some(a) => walk(a, false, End::OnTheWay).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Which rule the last directory of a walk must pass.
+#[derive(Clone, Copy)]
+enum End {
+    /// dbperf works in it ([`Dir::check_end`]).
+    WorkIn(Also),
+    /// dbperf will make directories below it ([`check_on_the_way`]).
+    OnTheWay,
 }
 
 fn names(p: &Path) -> Vec<OsString> {
@@ -215,7 +249,7 @@ fn names(p: &Path) -> Vec<OsString> {
 
 /// Resolves `path` from / one name at a time, as the kernel would, but checking every
 /// directory and link on the way before going through it.
-fn walk(path: &Path, create: bool, also: Also) -> anyhow::Result<Dir> {
+fn walk(path: &Path, create: bool, end_rule: End) -> anyhow::Result<Dir> {
     let abs = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", path.display()))?;
     let root = Dir {
@@ -309,7 +343,10 @@ fn walk(path: &Path, create: bool, also: Also) -> anyhow::Result<Dir> {
         }
     }
     let end = stack.pop().expect("the root stays");
-    end.check_end(also)?;
+    match end_rule {
+        End::WorkIn(also) => end.check_end(also)?,
+        End::OnTheWay => check_on_the_way(&end)?,
+    }
     Ok(end)
 }
 
@@ -491,6 +528,21 @@ mod tests {
         assert!(!open.join("x").exists());
         fs::set_permissions(&open, fs::Permissions::from_mode(0o1777)).unwrap();
         make_dir_all(&open.join("x"), Also::Nobody).unwrap();
+    }
+
+    #[test]
+    fn a_directory_to_be_made_is_checked_on_the_way_to_it() {
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        fs::create_dir(&open).unwrap();
+        check_dir(&open.join("a/b")).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_dir(&open.join("a/b")).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        assert!(!open.join("a").exists(), "nothing made");
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o1777)).unwrap();
+        check_dir(&open.join("a/b")).unwrap();
+        assert!(check_dir(&open).is_err(), "worked in itself, sticky or not");
     }
 
     #[test]

@@ -160,15 +160,13 @@ fn create_dir(p: &Path, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Before anything runs: a work directory kept from an earlier run (`--work-dir`, or the run's
-/// own on `--resume`) must be one dbperf can work in safely, and so must a managed server's
+/// Before anything runs: a work directory (kept from an earlier run with `--work-dir`, or the
+/// run's own on `--resume`), or the way to it, must be one dbperf can work in safely (safe_fs::
+/// check_dir: the work root too, when it does not exist yet), and so must a managed server's
 /// instance directory in it (no link in the place of `server`, `data` or `run`, nothing another
 /// user owns or can write to), or the run is refused as bad input.
 fn check_kept_work(work: &Path, checked: &Checked) -> anyhow::Result<()> {
-    if std::fs::symlink_metadata(work).is_err() {
-        return Ok(());
-    }
-    crate::safe_fs::open_dir(work, crate::safe_fs::Also::Nobody)?;
+    crate::safe_fs::check_dir(work)?;
     if let Access::Managed(plan) = &checked.access {
         crate::server::check_kept(&work.join("server"), plan.user.as_ref())?;
     }
