@@ -18,6 +18,7 @@ pub mod results;
 pub mod server;
 pub mod session;
 pub mod spec;
+pub mod untrusted;
 pub mod workload;
 
 /// Version and git revision of this build, as `dbperf --version` prints them.
