@@ -45,6 +45,12 @@ pub struct ProcessMark {
     pub pid: u32,
     pub start_ticks: u64,
     pub boot_id: String,
+    /// Its real user id. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// Its command line, one string per argument. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<Vec<String>>,
 }
 
 /// A managed server a cell started, to be found and stopped if its dbperf was killed.
