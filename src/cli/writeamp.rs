@@ -123,7 +123,7 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         })?;
         let mut any = false;
         for s in &run.steps_planned {
-            if !p.join("steps").join(format!("{s}.json")).exists() {
+            if !crate::results::present(&p.join("steps").join(format!("{s}.json"))) {
                 continue;
             }
             let step = crate::results::read_step(p, s)?;

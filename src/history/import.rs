@@ -75,7 +75,7 @@ pub fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn walk(p: &Path, depth: u32, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if p.join("run.json").is_file() {
+    if results::present(&p.join("run.json")) {
         out.push(p.to_path_buf());
         return Ok(());
     }
@@ -104,7 +104,7 @@ pub fn read(dir: &Path) -> anyhow::Result<Imported> {
         if !seen.insert(step.as_str()) {
             continue;
         }
-        if !dir.join("steps").join(format!("{step}.json")).is_file() {
+        if !results::present(&dir.join("steps").join(format!("{step}.json"))) {
             skipped.push(format!("{step}: not run"));
             continue;
         }

@@ -139,7 +139,7 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut planned: Vec<Option<usize>> = Vec::new();
     for p in inputs {
-        if p.join(JOURNAL).is_file() && !p.join("run.json").is_file() {
+        if results::present(&p.join(JOURNAL)) && !results::present(&p.join("run.json")) {
             for (d, order) in journal_dirs(p)? {
                 dirs.push(d);
                 planned.push(Some(order));
@@ -217,7 +217,7 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
 
 /// The target directories an input stands for.
 fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    if p.join("run.json").is_file() {
+    if results::present(&p.join("run.json")) {
         return Ok(vec![p.to_path_buf()]);
     }
     if !p.exists() {
@@ -227,7 +227,7 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if let Ok(entries) = fs::read_dir(p) {
         for e in entries.flatten() {
             let d = e.path();
-            if d.join("run.json").is_file() {
+            if results::present(&d.join("run.json")) {
                 found.push((started_at(&d), d));
             } else if d.is_dir() {
                 // A campaign's repeats, `<target>/r<k>`, when its journal is gone.
@@ -238,7 +238,7 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
                         .to_str()
                         .and_then(|n| n.strip_prefix('r'))
                         .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
-                    if is_round && rd.join("run.json").is_file() {
+                    if is_round && results::present(&rd.join("run.json")) {
                         found.push((started_at(&rd), rd));
                     }
                 }
@@ -275,7 +275,7 @@ fn journal_dirs(p: &Path) -> anyhow::Result<Vec<(PathBuf, usize)>> {
         .iter()
         .filter(|c| !matches!(c.state, CellState::Elsewhere | CellState::Planned))
         .map(|c| (p.join(&c.id), c.order))
-        .filter(|(d, _)| d.join("run.json").is_file())
+        .filter(|(d, _)| results::present(&d.join("run.json")))
         .collect();
     if dirs.is_empty() {
         return Err(BadInput(format!(
@@ -315,7 +315,7 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
     let mut warnings = Vec::new();
     for name in &names {
         let p = dir.join("steps").join(format!("{name}.json"));
-        if !p.is_file() {
+        if !results::present(&p) {
             continue;
         }
         match results::read_step_file(&p) {

@@ -487,6 +487,13 @@ pub fn read_step_file(path: &Path) -> anyhow::Result<StepFile> {
     read_versioned(path)
 }
 
+/// Whether `p` names anything at all, a link or a FIFO included: result directories are found,
+/// and planned steps told from steps never run, by what is there, and whatever it is is then
+/// read through the gate, which says what is wrong with it (a FIFO, a link, too large).
+pub fn present(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
 /// The file a step file names beside itself (its series, its folded profile): only a plain
 /// name in the same directory, never a path.
 pub fn beside(step_file_dir: &Path, name: &str) -> anyhow::Result<std::path::PathBuf> {

@@ -209,6 +209,16 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
             return Err(e);
         }
     };
+    // The run's own work directory is made and removed by dbperf: a link in its place (planted,
+    // or left by hand) would send both elsewhere.
+    let own_work = out.join("work");
+    if req.work_dir.is_none() && std::fs::symlink_metadata(&own_work).is_ok_and(|m| !m.is_dir()) {
+        return bad_input(format!(
+            "{} is a symbolic link or not a directory; dbperf makes its work directory itself \
+             (remove it, or give --work-dir)",
+            own_work.display()
+        ));
+    }
     let prior = if req.resume {
         let j = read_journal(out)?;
         check_same_plan(&j, &cells, &prints)?;
