@@ -25,6 +25,7 @@ mod profiles;
 mod readme;
 mod report;
 mod security_fs;
+mod security_files;
 mod servers;
 mod stalls;
 mod sysbench;

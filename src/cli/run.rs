@@ -207,7 +207,8 @@ pub struct RunArgs {
     pub no_calibration: bool,
 
     /// Seconds a managed server may take to start answering.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub server_start_timeout: u64,
 
     /// Seconds a statement waits for the server's next bytes before dbperf checks whether the
@@ -233,7 +234,8 @@ pub struct RunArgs {
 
     /// Seconds to pause between targets, so one target's write-back and compaction do not
     /// spill into the next one's measurements (the original sleeps 600-1200 s).
-    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 0, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub pause_between: u64,
 
     /// Run the campaign declared as [campaign.NAME] in dbperf.toml: its targets, suites,

@@ -42,7 +42,8 @@ pub struct ServerArgs {
     #[arg(long, value_name = "USER")]
     pub server_user: Option<String>,
     /// Seconds the server may take to start answering.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub server_start_timeout: u64,
 }
 
