@@ -24,6 +24,7 @@ mod pg_client;
 mod profiles;
 mod readme;
 mod report;
+mod security_servers;
 mod servers;
 mod stalls;
 mod sysbench;

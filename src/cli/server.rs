@@ -258,7 +258,7 @@ fn ready(
 /// plain characters.
 fn shell_word(p: &Path) -> String {
     let s = p.display().to_string();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+".contains(c);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+@".contains(c);
     if s.chars().all(plain) {
         s
     } else {
