@@ -335,13 +335,25 @@ pub fn is_secret_setting(name: &str) -> bool {
 
 /// How to reach a server. Exactly one transport is used and recorded: a client library that
 /// silently switches (the `mysql` crate preferred the unix socket) must be told not to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Endpoint {
     pub transport: Transport,
     pub user: String,
     /// Never written to results, logs or reports.
     pub password: Option<String>,
     pub database: String,
+}
+
+/// Shows whether there is a password, never the password: a `{:?}` anywhere stays safe.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("transport", &self.transport)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "(set)"))
+            .field("database", &self.database)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -373,6 +385,21 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::shown;
+
+    #[test]
+    fn an_endpoints_debug_form_shows_no_password() {
+        let ep = super::Endpoint {
+            transport: super::Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port: 1,
+            },
+            user: "u".into(),
+            password: Some("hunter2".into()),
+            database: "d".into(),
+        };
+        let d = format!("{ep:?}");
+        assert!(!d.contains("hunter2") && d.contains("(set)"), "{d}");
+    }
 
     #[test]
     fn a_quoted_server_value_stays_on_one_short_line() {

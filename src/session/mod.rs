@@ -830,33 +830,39 @@ impl Loop<'_> {
                 steps: suite.step_names(),
             },
         );
-        let failed = |this: &mut Self, engine: &str, error: String| -> CellResult {
-            this.events
-                .note(&t.name, &Note::TargetFailed(error.clone()));
-            let host = crate::host::fingerprint(&Default::default(), &[work.to_path_buf()]);
-            if let Ok(mut run) = target::new_run_file(
-                t,
-                engine,
-                &rcx,
-                serde_json::to_value(host).unwrap_or_default(),
-            ) {
-                run.status = RunStatus::Failed;
-                run.error = Some(error.clone());
-                run.ended_at = Some(now_rfc3339());
-                if let Checked {
-                    access: Access::Managed(plan),
-                    ..
-                } = checked
-                {
-                    run.target.config_text = plan.config_text.clone();
+        // The target ended before its steps: failed, or interrupted (Ctrl-C while its server
+        // was being made), which a resume runs again like any interrupted cell.
+        let ended =
+            |this: &mut Self, engine: &str, error: String, status: RunStatus| -> CellResult {
+                this.events
+                    .note(&t.name, &Note::TargetFailed(error.clone()));
+                let host = crate::host::fingerprint(&Default::default(), &[work.to_path_buf()]);
+                if let Ok(mut run) = target::new_run_file(
+                    t,
+                    engine,
+                    &rcx,
+                    serde_json::to_value(host).unwrap_or_default(),
+                ) {
+                    run.status = status;
+                    run.error = Some(error.clone());
+                    run.ended_at = Some(now_rfc3339());
+                    if let Checked {
+                        access: Access::Managed(plan),
+                        ..
+                    } = checked
+                    {
+                        run.target.config_text = plan.config_text.clone();
+                    }
+                    this.write(&tdir.join("run.json"), &run);
                 }
-                this.write(&tdir.join("run.json"), &run);
-            }
-            CellResult {
-                status: RunStatus::Failed,
-                steps: Vec::new(),
-                error: Some(error),
-            }
+                CellResult {
+                    status,
+                    steps: Vec::new(),
+                    error: Some(error),
+                }
+            };
+        let failed = |this: &mut Self, engine: &str, error: String| -> CellResult {
+            ended(this, engine, error, RunStatus::Failed)
         };
         if let Err(e) = crate::safe_fs::make_dir_all(&steps_dir, crate::safe_fs::Also::Nobody) {
             self.write_failed(format!("{}: {e}", steps_dir.display()));
@@ -881,6 +887,11 @@ impl Loop<'_> {
             },
             Access::External(d) => (d.clone(), target::external_record(t)),
             Access::Managed(plan) => {
+                // A managed server starts on fresh data: what an earlier cell left in a kept
+                // work directory (--work-dir, or a killed attempt's) is replaced.
+                if let Err(e) = crate::server::clear_previous(&work.join("server")) {
+                    return failed(self, plan.kind.name(), format!("{e:#}"));
+                }
                 match target::start_server(
                     plan,
                     &work.join("server"),
@@ -901,6 +912,19 @@ impl Loop<'_> {
                         }
                         running = Some(s.running);
                         (s.dbms, Some(s.record))
+                    }
+                    // A wait cut short by the stop flag fails with the server's words, not
+                    // as `Interrupted`: the flag decides too.
+                    Err(e)
+                        if crate::server::process::is_interrupted(&e)
+                            || req.interrupt.load(Ordering::SeqCst) =>
+                    {
+                        return ended(
+                            self,
+                            plan.kind.name(),
+                            format!("server start-up interrupted: {e:#}"),
+                            RunStatus::Interrupted,
+                        )
                     }
                     Err(e) => {
                         return failed(

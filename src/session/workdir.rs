@@ -128,7 +128,7 @@ pub fn move_aside(
     to: &str,
 ) -> std::io::Result<()> {
     for n in [from, to_dir, to] {
-        if !crate::untrusted::plain_name(n) && !(n == to_dir && n.starts_with('.')) {
+        if !(crate::untrusted::plain_name(n) || (n == to_dir && n.starts_with('.'))) {
             return Err(std::io::Error::other(format!(
                 "{} is not a plain name",
                 crate::untrusted::shown(n)

@@ -40,6 +40,8 @@ pub struct Launch {
     pub child: Option<Child>,
     /// Server processes to continue and kill on drop.
     pub server: Vec<i32>,
+    /// More environment for dbperf (a managed instance's password for `password_env`).
+    pub env: Vec<(String, String)>,
 }
 
 pub struct Ended {
@@ -59,6 +61,7 @@ impl Launch {
             out,
             child: None,
             server: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -67,6 +70,7 @@ impl Launch {
             .args(args)
             // The hostile servers' targets name it, so a login gets as far as a server allows.
             .env("DBPERF_FAKE_PASSWORD", "p")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::from(
                 File::create(self.tmp.path().join("stdout")).unwrap(),
             ))
