@@ -133,6 +133,7 @@ impl NullConn {
                 message: super::no_answer(self.timeouts.statement),
                 transient: false,
                 code: None,
+                fault: Some(super::Fault::NoAnswer),
             });
         }
         if self.script.fail_at == Some(n) {
@@ -140,6 +141,7 @@ impl NullConn {
                 message: format!("null target: scripted failure at operation {n}"),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         if self
@@ -152,6 +154,7 @@ impl NullConn {
                 transient: true,
                 // SQL's serialization failure, so --ignore-errors can name it.
                 code: Some("40001".into()),
+                fault: None,
             });
         }
         Ok(())
@@ -165,6 +168,7 @@ impl Conn for NullConn {
                 message: "null target: scripted failure restoring a setting".into(),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         Ok(())
@@ -273,6 +277,7 @@ impl Dbms for Null {
                 message: "null target: scripted failure part way through the cleanup".into(),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         Ok(())

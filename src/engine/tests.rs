@@ -159,6 +159,7 @@ impl Role for Failing {
                 kind: 0,
                 message: "disk full".into(),
                 class: ErrorClass::Failed,
+                cause: None,
             });
         }
         self.after -= 1;
@@ -269,6 +270,7 @@ impl Role for CutShort {
             kind: 0,
             message: "stopped waiting for the server".into(),
             class: ErrorClass::Failed,
+            cause: None,
         })
     }
 }
