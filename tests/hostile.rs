@@ -15,6 +15,7 @@ use dbperf::dbms::{Dbms, Endpoint, Timeouts, Transport};
 const QUICK: Timeouts = Timeouts {
     connect: Duration::from_secs(2),
     statement: Duration::from_secs(1),
+    ddl: Duration::from_secs(4),
     stop: None,
 };
 

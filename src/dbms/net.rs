@@ -690,4 +690,140 @@ mod tests {
             "{took:?}"
         );
     }
+
+    /// A listener whose first connection gets `first` and every later one (the liveness
+    /// probes) one byte: a server that answers new connections whatever the first one does.
+    fn serving(first: fn(std::net::TcpStream)) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut conns = l.incoming().flatten();
+            if let Some(s) = conns.next() {
+                std::thread::spawn(move || first(s));
+            }
+            for mut s in conns {
+                std::thread::spawn(move || {
+                    let _ = s.write_all(b"N");
+                    std::thread::sleep(Duration::from_secs(10));
+                });
+            }
+        });
+        port
+    }
+
+    /// One byte every 100 ms for 10 s: never silent for a statement timeout.
+    fn trickle(mut s: std::net::TcpStream) {
+        for _ in 0..100 {
+            if s.write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn hold(s: std::net::TcpStream) {
+        std::thread::sleep(Duration::from_secs(10));
+        drop(s);
+    }
+
+    fn statements(port: u16, statement_ms: u64, ddl_ms: u64) -> Net {
+        let timeouts = Timeouts {
+            statement: Duration::from_millis(statement_ms),
+            ddl: Duration::from_millis(ddl_ms),
+            stop: Some(Arc::new(AtomicBool::new(false))),
+            ..Timeouts::default()
+        };
+        let mut n = Net::connect(&addr(port), timeouts, b"").unwrap();
+        n.logged_in().unwrap();
+        n
+    }
+
+    #[test]
+    fn a_trickle_does_not_hold_a_benchmark_statement_past_its_deadline() {
+        let mut n = statements(serving(trickle), 700, 60_000);
+        n.begin(Budget::Operation);
+        let t = Instant::now();
+        let e = n.fill(1 << 20).unwrap_err();
+        let took = t.elapsed();
+        assert_eq!(
+            e.to_string(),
+            crate::dbms::no_answer(Duration::from_millis(700))
+        );
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::NoAnswer));
+        // Bytes arrived all along: only the deadline from the start can have ended it. Later
+        // than 0.7 s only by what a busy host adds, far from a wait that goes on.
+        assert!(n.rend > 0, "the trickle reached the client");
+        assert!(
+            took >= Duration::from_millis(700) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+        // The connection is not used again, and says why with the same kind.
+        let again = n.fill(1).unwrap_err();
+        assert_eq!(cut_of(&again).map(|c| c.fault), Some(Fault::NoAnswer));
+    }
+
+    #[test]
+    fn a_long_statement_waits_past_silence_while_the_server_answers_until_its_cap() {
+        let mut n = statements(serving(hold), 300, 1_500);
+        n.begin(Budget::Long);
+        let t = Instant::now();
+        let e = n.fill(1).unwrap_err();
+        let took = t.elapsed();
+        // Silent for five statement timeouts, kept waiting by the probes' answers, then cut
+        // by --ddl-timeout.
+        assert_eq!(
+            e.to_string(),
+            crate::dbms::long_statement(Duration::from_millis(1_500))
+        );
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::LongStatement));
+        assert!(
+            took >= Duration::from_millis(1_500) && took < Duration::from_secs(8),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn a_trickle_does_not_hold_a_long_statement_past_its_cap() {
+        let mut n = statements(serving(trickle), 300, 1_000);
+        n.begin(Budget::Long);
+        let t = Instant::now();
+        let e = n.fill(1 << 20).unwrap_err();
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::LongStatement));
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn the_read_buffer_grows_with_the_bytes_that_arrive_not_with_the_length_announced() {
+        let mut n = statements(serving(trickle), 500, 60_000);
+        n.begin(Budget::Operation);
+        assert!(n.fill(MAX_MESSAGE).is_err());
+        // A few bytes arrived of the 64 MiB asked for: the buffer is still its first size.
+        assert!(n.rend < 100, "{}", n.rend);
+        assert_eq!(n.rbuf.len(), INITIAL_BUFFER);
+    }
+
+    #[test]
+    fn a_large_message_buffer_is_given_back_at_the_next_statement() {
+        fn big(mut s: std::net::TcpStream) {
+            let _ = s.write_all(&vec![7u8; 3 << 20]);
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        let mut n = statements(serving(big), 5_000, 60_000);
+        n.begin(Budget::Operation);
+        n.fill(3 << 20).unwrap();
+        assert!(n.rbuf.len() >= 3 << 20);
+        n.rpos = n.rend;
+        n.begin(Budget::Operation);
+        assert_eq!(n.rbuf.len(), INITIAL_BUFFER);
+    }
+
+    #[test]
+    fn deadlines_from_huge_durations_do_not_overflow() {
+        let now = Instant::now();
+        assert!(crate::dbms::later(now, Duration::MAX) > now);
+    }
 }
