@@ -235,6 +235,7 @@ impl Sqlite {
                             message: format!("SQLite refused journal_mode={v} (it is {got})"),
                             transient: false,
                             code: None,
+                            fault: None,
                         });
                     }
                 }
@@ -281,6 +282,7 @@ fn map_err(e: rusqlite::Error) -> DbError {
         message: e.to_string(),
         transient,
         code,
+        fault: None,
     }
 }
 
@@ -371,6 +373,7 @@ impl Dbms for Sqlite {
             message: format!("{e:#}"),
             transient: false,
             code: None,
+            fault: None,
         })?;
         conn.execute_batch("ANALYZE")?;
         done.push("ANALYZE".to_string());

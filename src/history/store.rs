@@ -57,6 +57,9 @@ pub fn open(loc: &Location) -> anyhow::Result<Box<dyn Store>> {
         }
         Location::Postgres(ep) => {
             let mut conn = PgConn::connect(ep).map_err(|e| anyhow::anyhow!("{e}"))?;
+            // Its statements are bounded by the server's statement_timeout below, not by a
+            // benchmark statement's.
+            conn.set_budget(crate::dbms::Budget::Long);
             // Literals are quoted the standard way (no backslash escapes), whatever the server's
             // default; and a lock held by another importer is waited for, boundedly.
             conn.execute_batch(

@@ -51,8 +51,11 @@ pub struct Request {
     pub count_rows: bool,
     pub calibrate: bool,
     pub server_start_timeout: Duration,
-    /// How long a statement waits for a server that stopped answering (--statement-timeout).
+    /// How long a benchmark statement may take, and a long one may wait in silence
+    /// (--statement-timeout).
     pub statement_timeout: Duration,
+    /// How long a statement allowed to run long may take (--ddl-timeout).
+    pub ddl_timeout: Duration,
     /// The whole login's deadline (--connect-timeout).
     pub connect_timeout: Duration,
     /// Which server errors the run goes on after (--ignore-errors).
@@ -87,6 +90,7 @@ impl Request {
     pub fn timeouts(&self) -> crate::dbms::Timeouts {
         crate::dbms::Timeouts {
             connect: self.connect_timeout,
+            ddl: self.ddl_timeout,
             stop: Some(self.interrupt.clone()),
             ..crate::dbms::Timeouts::with_statement(self.statement_timeout)
         }
@@ -983,6 +987,8 @@ impl Loop<'_> {
                 break;
             }
             let started_at = now_rfc3339();
+            // Whether the step failed because the server stalled (by its failure's type).
+            let mut stalled = false;
             let sf = match steps.begin(i) {
                 Err(e) => steps.failed_before(i, format!("before the step: {e:#}"), started_at),
                 Ok(setup) => {
@@ -996,9 +1002,11 @@ impl Loop<'_> {
                             events: &mut *self.events,
                             interrupt: &req.interrupt,
                             quiet: req.statement_timeout,
+                            ddl: req.ddl_timeout,
                             profiler: self.profiler.as_ref(),
                         },
                     );
+                    stalled = measured.stalled();
                     let profile = measured.profile.take();
                     let diagnostics = std::mem::take(&mut measured.diagnostics);
                     let mut sf = steps.finish(
@@ -1020,7 +1028,8 @@ impl Loop<'_> {
             };
             let mut sf = sf;
             if let (Some(e), Some(r)) = (sf.error.as_mut(), running.as_ref()) {
-                if dbms::is_no_answer(e) {
+                // The older sentences are still told by their text (see `dbms::Fault`).
+                if stalled || dbms::is_no_answer(e) {
                     e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
                 }
             }
