@@ -24,6 +24,7 @@ fn timeouts() -> Timeouts {
     Timeouts {
         connect: LOGIN,
         statement: LOGIN,
+        ddl: LOGIN,
         stop: None,
     }
 }
@@ -38,7 +39,9 @@ fn login(kind: Kind, ep: &Endpoint) -> Result<(), Refusal> {
         _ => match Wire::connect(ep, timeouts()) {
             Ok(_) => Ok(()),
             Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
-            Err(e @ WireError::Io(_)) => Err(Refusal::NotYet(e.to_string())),
+            Err(e @ (WireError::Io(_) | WireError::Cut { .. })) => {
+                Err(Refusal::NotYet(e.to_string()))
+            }
         },
     }
 }
