@@ -197,6 +197,20 @@ const CASES: &[Case] = &[
     ("hostile MariaDB: endless authentication", |n| {
         hostile(n, Hostile::EndlessAuth, Engine::Mariadb)
     }),
+    ("hostile PostgreSQL: endless rows to a setup query", |n| {
+        endless_rows(n, Engine::Postgres)
+    }),
+    ("hostile MariaDB: endless rows to a setup query", |n| {
+        endless_rows(n, Engine::Mariadb)
+    }),
+    (
+        "hostile PostgreSQL: a trickle during a benchmark statement",
+        |n| trickle(n, Engine::Postgres),
+    ),
+    (
+        "hostile MariaDB: a trickle during a benchmark statement",
+        |n| trickle(n, Engine::Mariadb),
+    ),
     ("external PostgreSQL target where nothing listens", |n| {
         hostile(n, Hostile::NothingListens, Engine::Postgres)
     }),
