@@ -155,6 +155,10 @@ const CASES: &[Case] = &[
         "server SIGSTOPped past --statement-timeout (MariaDB)",
         |n| stopped(n, Engine::Mariadb),
     ),
+    (
+        "backends SIGSTOPped, the server still answering (PostgreSQL)",
+        backends_stopped,
+    ),
     ("connection reset mid-step by a proxy (PostgreSQL)", |n| {
         reset(n, Engine::Postgres)
     }),
