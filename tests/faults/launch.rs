@@ -111,6 +111,48 @@ impl Launch {
         }
     }
 
+    /// As `end`, and dbperf's peak resident memory in KiB: reaped with wait4, whose rusage has
+    /// the kernel's own high-water mark of the process (its VmHWM at exit), so no sample can
+    /// miss the peak.
+    pub fn end_with_peak_rss(&mut self, secs: u64) -> (Ended, Option<u64>) {
+        let child = self.child.take().unwrap();
+        let pid = child.id() as i32;
+        let start = Instant::now();
+        let mut status = 0;
+        // SAFETY: rusage is plain integers; all zeroes is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let reaped = loop {
+            // SAFETY: wait4 only writes into `status` and `usage`, which outlive the call.
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            if r == pid {
+                break true;
+            }
+            if r < 0 {
+                break false;
+            }
+            if start.elapsed() > Duration::from_secs(secs) {
+                // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // SAFETY: as above.
+                unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+                break false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        // Reaped here: dropping the handle does not wait for it again.
+        drop(child);
+        let code = (reaped && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
+        let at = Instant::now();
+        let read = |f: &str| std::fs::read_to_string(self.tmp.path().join(f)).unwrap_or_default();
+        let ended = Ended {
+            code,
+            stdout: read("stdout"),
+            stderr: read("stderr"),
+            at,
+        };
+        (ended, reaped.then_some(usage.ru_maxrss as u64))
+    }
+
     pub fn step(&self, cell: &str, step: &str) -> PathBuf {
         self.out
             .join(cell)
