@@ -137,6 +137,7 @@ impl Role for PointSelect {
                     ErrorClass::Failed
                 },
                 message: e.message,
+                cause: None,
             })?;
         self.ops += 1;
         self.rows += rows;

@@ -19,6 +19,7 @@ pub mod safe_fs;
 pub mod server;
 pub mod session;
 pub mod spec;
+pub mod untrusted;
 pub mod workload;
 
 /// Version and git revision of this build, as `dbperf --version` prints them.

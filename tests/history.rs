@@ -408,13 +408,23 @@ fn a_shared_postgresql_history_holds_runs_once_and_gives_their_changes_back() {
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(sdir.join("server.json")).unwrap()).unwrap();
     let url = format!("postgres://dbperf@127.0.0.1:{}/ib", state["port"]);
+    // The instance's password, as PGPASSWORD (never in the URL, on the command line).
+    let pw = instance_password(&sdir);
+    let with_pw = |args: &[&str]| {
+        dbperf()
+            .env("PGPASSWORD", &pw)
+            .args(args)
+            .output()
+            .expect("dbperf runs")
+    };
     // Two imports of the first half (the second finds them there), then all of it.
     for (upto, imported, already) in [(6, 6, 0), (6, 0, 6), (12, 6, 6)] {
-        let mut args = vec!["add".to_string()];
+        let mut args = vec!["history".to_string(), "add".to_string()];
         args.extend(dirs[..upto].iter().map(|d| d.to_str().unwrap().to_string()));
         args.extend(["--db".into(), url.clone()]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, t) = history(&args);
+        let o = with_pw(&args);
+        let (code, t) = (o.status.code().unwrap_or(-1), text(&o));
         assert_eq!(code, 0, "{t}");
         assert!(
             t.contains(&format!(
@@ -423,7 +433,7 @@ fn a_shared_postgresql_history_holds_runs_once_and_gives_their_changes_back() {
             "{t}"
         );
     }
-    let o = run(&[
+    let o = with_pw(&[
         "history", "changes", "--db", &url, "--step", "l.i0", "--metric", "headline", "--format",
         "json",
     ]);

@@ -68,7 +68,9 @@ fn the_protocol_client_on_real_mariadb() {
         socket: state["socket"].as_str().unwrap().into(),
     };
 
-    let mut root = connect(&s, true, "root", None);
+    let own = instance_password(&dir);
+    let own = Some(own.as_str());
+    let mut root = connect(&s, true, "root", own);
     root.execute_batch(
         "CREATE TABLE t (id bigint primary key, c varchar(100), d datetime, n int, \
          b longblob) engine=innodb; \
@@ -145,8 +147,8 @@ fn the_protocol_client_on_real_mariadb() {
     }
 
     // A lock wait timeout is transient: counted and retried by the benchmarks, not fatal.
-    let mut a = connect(&s, true, "root", None);
-    let mut b = connect(&s, false, "root", None);
+    let mut a = connect(&s, true, "root", own);
+    let mut b = connect(&s, false, "root", own);
     a.execute_batch("BEGIN; UPDATE t SET n = 1 WHERE id = 1")
         .unwrap();
     b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
@@ -161,7 +163,7 @@ fn the_protocol_client_on_real_mariadb() {
     // More than one protocol packet (16 MiB - 1) each way.
     root.execute_batch("SET GLOBAL max_allowed_packet = 64 * 1024 * 1024")
         .unwrap();
-    let mut big = connect(&s, true, "root", None);
+    let mut big = connect(&s, true, "root", own);
     let blob = "x".repeat(17 * 1024 * 1024 + 3);
     let put = big.prepare("UPDATE t SET b = ? WHERE id = ?").unwrap();
     assert_eq!(
@@ -182,6 +184,6 @@ fn the_protocol_client_on_real_mariadb() {
     big.execute_batch("SELECT b FROM t WHERE id = 2").unwrap();
     assert_eq!(big.query_i64("SELECT 5").unwrap(), Some(5));
 
-    let v = mysql(&s, false, "root", None).version().unwrap();
+    let v = mysql(&s, false, "root", own).version().unwrap();
     assert!(v.contains("MariaDB"), "{v}");
 }

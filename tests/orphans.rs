@@ -311,15 +311,15 @@ fn server_start_hands_its_server_over_and_server_stop_takes_it_back() {
         &toml,
         format!(
             "[target.ext]\nengine = \"postgres\"\nhost = \"127.0.0.1\"\nport = {}\n\
-             user = \"dbperf\"\ndatabase = \"ib\"\n",
+             user = \"dbperf\"\ndatabase = \"ib\"\npassword_env = \"DBPERF_TEST_SERVER_PASSWORD\"\n",
             json["port"]
         ),
     )
     .unwrap();
     let out = tmp.path().join("r");
-    let o = run_in(
-        &state,
-        &[
+    let o = isolated(&state)
+        .env("DBPERF_TEST_SERVER_PASSWORD", instance_password(&dir))
+        .args([
             "run",
             "--config-file",
             toml.to_str().unwrap(),
@@ -331,8 +331,9 @@ fn server_start_hands_its_server_over_and_server_stop_takes_it_back() {
             "10k",
             "--out",
             out.to_str().unwrap(),
-        ],
-    );
+        ])
+        .output()
+        .expect("dbperf runs");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!text(&o).contains("leftover"), "{}", text(&o));
     assert!(

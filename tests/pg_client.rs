@@ -1,6 +1,6 @@
 //! dbperf's own PostgreSQL protocol client (src/dbms/pg_wire.rs) against a real PostgreSQL that
-//! `dbperf server start` runs: both transports, trust, SCRAM-SHA-256 and MD5 logins (right and
-//! wrong passwords), parameters in binary and text, NULLs, command-tag counts, the error of the
+//! `dbperf server start` runs: both transports, SCRAM-SHA-256 (dbperf's own superuser), trust and
+//! MD5 logins (right and wrong passwords), parameters in binary and text, NULLs, command-tag counts, the error of the
 //! second of several statements, a lock timeout counted as transient, a session the server
 //! terminates, and a value larger than the read buffer.
 
@@ -73,9 +73,11 @@ fn the_protocol_client_on_real_postgres() {
             socket.parent().unwrap().to_path_buf()
         },
     };
-    assert!(ping(&endpoint(&s, true, "dbperf", None)));
+    let own = instance_password(&dir);
+    let own = Some(own.as_str());
+    assert!(ping(&endpoint(&s, true, "dbperf", own)));
 
-    // Password logins: pg_hba.conf rules for two users, ahead of the trust rules.
+    // Password and trust logins: pg_hba.conf rules for three users, ahead of dbperf's.
     let datadir: std::path::PathBuf = state["datadir"].as_str().unwrap().into();
     let hba = datadir.join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();
@@ -83,15 +85,17 @@ fn the_protocol_client_on_real_postgres() {
         &hba,
         format!(
             "local all scram scram-sha-256\nhost all scram 127.0.0.1/32 scram-sha-256\n\
-             local all md5u md5\nhost all md5u 127.0.0.1/32 md5\n{old}"
+             local all md5u md5\nhost all md5u 127.0.0.1/32 md5\n\
+             local all trustu trust\nhost all trustu 127.0.0.1/32 trust\n{old}"
         ),
     )
     .unwrap();
-    let mut admin = connect(&s, true, "dbperf", None);
+    let mut admin = connect(&s, true, "dbperf", own);
     admin
         .execute_batch(
             "SET password_encryption = 'scram-sha-256'; CREATE ROLE scram LOGIN PASSWORD 's3cret'; \
              SET password_encryption = 'md5'; CREATE ROLE md5u LOGIN PASSWORD 'm5pw'; \
+             CREATE ROLE trustu LOGIN; \
              GRANT ALL ON SCHEMA public TO scram, md5u; SELECT pg_reload_conf()",
         )
         .unwrap();
@@ -107,6 +111,8 @@ fn the_protocol_client_on_real_postgres() {
         assert_eq!(c.query_i64("SELECT 41 + 1").unwrap(), Some(42));
         let mut m = connect(&s, tcp, "md5u", Some("m5pw"));
         assert_eq!(m.query_i64("SELECT 2").unwrap(), Some(2));
+        let mut tr = connect(&s, tcp, "trustu", None);
+        assert_eq!(tr.query_i64("SELECT 3").unwrap(), Some(3));
         for (user, pw) in [("scram", "wrong"), ("md5u", "wrong")] {
             let err = pg(&s, tcp, user, Some(pw)).connect().err().unwrap();
             let msg = format!("{err:#}");
@@ -186,8 +192,8 @@ fn the_protocol_client_on_real_postgres() {
     }
 
     // A lock timeout is transient: counted and retried by the benchmarks, not fatal.
-    let mut a = connect(&s, true, "dbperf", None);
-    let mut b = connect(&s, false, "dbperf", None);
+    let mut a = connect(&s, true, "dbperf", own);
+    let mut b = connect(&s, false, "dbperf", own);
     a.execute_batch("BEGIN; UPDATE t SET k = 1 WHERE id = 1")
         .unwrap();
     b.execute_batch("SET lock_timeout = '300ms'").unwrap();
@@ -224,6 +230,6 @@ fn the_protocol_client_on_real_postgres() {
         err.message
     );
 
-    let v = pg(&s, false, "dbperf", None).version().unwrap();
+    let v = pg(&s, false, "dbperf", own).version().unwrap();
     assert!(v.starts_with("PostgreSQL"), "{v}");
 }

@@ -208,26 +208,30 @@ fn external_server_is_measured_without_being_managed() {
     let toml = tmp.path().join("dbperf.toml");
     std::fs::write(
         &toml,
-        format!("[target.ext]\nengine = \"postgres\"\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"dbperf\"\ndatabase = \"ib\"\n"),
+        format!("[target.ext]\nengine = \"postgres\"\nhost = \"127.0.0.1\"\nport = {port}\nuser = \"dbperf\"\ndatabase = \"ib\"\npassword_env = \"DBPERF_TEST_SERVER_PASSWORD\"\n"),
     )
     .unwrap();
     let out = tmp.path().join("r");
-    let o = run(&[
-        "run",
-        "--config-file",
-        toml.to_str().unwrap(),
-        "--target",
-        "ext",
-        "--steps",
-        "l.i0,l.x,qp100",
-        "--rows-l-i0",
-        "10k",
-        "--query-seconds",
-        "2",
-        "--count-rows",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = dbperf()
+        .env("DBPERF_TEST_SERVER_PASSWORD", instance_password(&dir))
+        .args([
+            "run",
+            "--config-file",
+            toml.to_str().unwrap(),
+            "--target",
+            "ext",
+            "--steps",
+            "l.i0,l.x,qp100",
+            "--rows-l-i0",
+            "10k",
+            "--query-seconds",
+            "2",
+            "--count-rows",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .expect("dbperf runs");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run_file, steps) = read_all(&target_dir(&out, "ext"));
     let server = run_file.target.server.unwrap();

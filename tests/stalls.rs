@@ -115,6 +115,49 @@ fn a_step_stuck_where_no_deadline_reaches_is_failed_by_the_watchdog() {
 }
 
 #[test]
+fn an_operation_stuck_while_the_target_answers_is_failed_by_the_watchdog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    // The 105th operation blocks for an hour, and the target keeps answering new connections
+    // (as a server whose fresh backends answer while the step's are stuck).
+    let (o, took) = run_within(
+        &[
+            "run",
+            "--target",
+            "null:wedge-at-105",
+            "--steps",
+            "l.i0,l.x,l.i1",
+            "--rows-l-i0",
+            "10k",
+            "--rows-l-i1",
+            "10k",
+            "--statement-timeout",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+        ],
+        60,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // The limit (2 s + 5 s) and the wait for the stuck connection (2 s): far from an hour.
+    assert!(took < Duration::from_secs(40), "took {took:?}");
+    let cell = out.join("null.wedge-at-105");
+    assert_eq!(step_json(&cell, "l.i0")["status"], "ok");
+    assert_eq!(step_json(&cell, "l.x")["status"], "ok");
+    let failed = step_json(&cell, "l.i1");
+    assert_eq!(failed["status"], "failed");
+    let e = failed["error"].as_str().unwrap();
+    assert!(
+        e.starts_with(
+            "the step made no progress: an operation has been under way for 7 s without \
+             finishing (--statement-timeout, plus 5 s)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_panic_in_a_connection_thread_fails_the_step_like_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");

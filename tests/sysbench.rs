@@ -8,7 +8,7 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
@@ -265,6 +265,8 @@ trait Server {
     /// counts them).
     fn counts(&self) -> (BTreeMap<String, u64>, Option<u64>);
     fn sysbench_args(&self) -> Vec<String>;
+    /// The `dbperf server start` instance's directory (its password files).
+    fn instance(&self) -> &Path;
     /// Whether every execution of a prepared BEGIN or COMMIT is counted. pg_stat_statements
     /// counts a prepared utility statement once, however often it is executed (the same for
     /// sysbench and dbperf); the transactions then show in pg_stat_database's commits.
@@ -273,24 +275,31 @@ trait Server {
 
 struct Pg {
     port: u16,
+    /// The instance's directory: psql and sysbench (libpq) read its password from `pgpass`.
+    dir: PathBuf,
 }
 
 impl Pg {
     fn psql(&self, sql: &str) -> String {
-        shell(Command::new("psql").args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &self.port.to_string(),
-            "-U",
-            "dbperf",
-            "-At",
-            "-F",
-            "\t",
-            "-c",
-            sql,
-            "ib",
-        ]))
+        shell(
+            Command::new("psql")
+                .env("PGPASSFILE", self.dir.join("pgpass"))
+                .args([
+                    "-w",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    "dbperf",
+                    "-At",
+                    "-F",
+                    "\t",
+                    "-c",
+                    sql,
+                    "ib",
+                ]),
+        )
     }
 }
 
@@ -341,16 +350,23 @@ impl Server for Pg {
             "--pgsql-db=ib".into(),
         ]
     }
+
+    fn instance(&self) -> &Path {
+        &self.dir
+    }
 }
 
 struct Maria {
     port: u16,
+    /// The instance's directory: the client reads its user and password from `client.cnf`.
+    dir: PathBuf,
 }
 
 impl Maria {
     fn mysql(&self, sql: &str) -> String {
+        let cnf = format!("--defaults-file={}", self.dir.join("client.cnf").display());
         shell(Command::new("mysql").args([
-            "--no-defaults",
+            cnf.as_str(),
             "-h",
             "127.0.0.1",
             "-P",
@@ -398,14 +414,22 @@ impl Server for Maria {
             "--mysql-host=127.0.0.1".into(),
             format!("--mysql-port={}", self.port),
             "--mysql-user=root".into(),
+            // sysbench's MySQL driver reads no option file: the password goes on its command
+            // line here, in a test only.
+            format!("--mysql-password={}", instance_password(&self.dir)),
             "--mysql-db=ib".into(),
         ]
+    }
+
+    fn instance(&self) -> &Path {
+        &self.dir
     }
 }
 
 fn sysbench(s: &dyn Server, script: &str, extra: &str, command: &str) -> String {
     let mut c = Command::new("sysbench");
-    c.args(s.sysbench_args())
+    c.env("PGPASSFILE", s.instance().join("pgpass"))
+        .args(s.sysbench_args())
         .arg("--tables=1")
         .arg(format!("--table-size={ROWS}"))
         .arg("--rand-type=uniform")
@@ -431,29 +455,32 @@ fn fidelity(s: &dyn Server, toml: &Path, tmp: &Path) -> Vec<String> {
 
         s.reset();
         let out = tmp.join(format!("r{i}"));
-        let o = run(&[
-            "run",
-            "--suite",
-            "sysbench",
-            "--config-file",
-            toml.to_str().unwrap(),
-            "--target",
-            "ext",
-            "--skip-load",
-            "--rows",
-            &ROWS.to_string(),
-            "--tests",
-            test,
-            "--warmup-seconds",
-            "0",
-            "--read-seconds",
-            "1",
-            "--write-seconds",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-            "--no-progress",
-        ]);
+        let o = run_reaching(
+            s.instance(),
+            &[
+                "run",
+                "--suite",
+                "sysbench",
+                "--config-file",
+                toml.to_str().unwrap(),
+                "--target",
+                "ext",
+                "--skip-load",
+                "--rows",
+                &ROWS.to_string(),
+                "--tests",
+                test,
+                "--warmup-seconds",
+                "0",
+                "--read-seconds",
+                "1",
+                "--write-seconds",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+                "--no-progress",
+            ],
+        );
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let (db_counts, db_commits) = s.counts();
         let (_, steps) = read_all(&target_dir(&out, "ext"));
@@ -518,7 +545,7 @@ fn toml_for(tmp: &Path, target: Option<(&str, u16, &str)>) -> std::path::PathBuf
     if let Some((engine, port, user)) = target {
         text.push_str(&format!(
             "\n[target.ext]\nengine = \"{engine}\"\nhost = \"127.0.0.1\"\nport = {port}\n\
-             user = \"{user}\"\ndatabase = \"ib\"\n"
+             user = \"{user}\"\ndatabase = \"ib\"\npassword_env = \"{PASSWORD_ENV}\"\n"
         ));
     }
     std::fs::write(&toml, text).unwrap();
@@ -551,7 +578,10 @@ fn statements_per_event_match_sysbench_on_postgres() {
         dir: &dir,
     };
     let toml = toml_for(tmp.path(), Some(("postgres", port, "dbperf")));
-    let pg = Pg { port };
+    let pg = Pg {
+        port,
+        dir: dir.clone(),
+    };
     pg.psql("CREATE EXTENSION pg_stat_statements");
     let report = fidelity(&pg, &toml, tmp.path());
     assert_eq!(report.len(), CASES.len());
@@ -571,7 +601,14 @@ fn statements_per_event_match_sysbench_on_mariadb() {
         dir: &dir,
     };
     let toml = toml_for(tmp.path(), Some(("mariadb", port, "root")));
-    let report = fidelity(&Maria { port }, &toml, tmp.path());
+    let report = fidelity(
+        &Maria {
+            port,
+            dir: dir.clone(),
+        },
+        &toml,
+        tmp.path(),
+    );
     assert_eq!(report.len(), CASES.len());
     eprintln!("{}", report.join("\n"));
 }
@@ -600,31 +637,35 @@ fn literals_normalise_but_names_keep_their_digits() {
 fn usepk0_run(tmp: &Path, engine: &str, port: u16, user: &str) -> Vec<StepFile> {
     let toml = toml_for(tmp, Some((engine, port, user)));
     let out = tmp.join("r");
-    let o = run(&[
-        "run",
-        "--suite",
-        "sysbench",
-        "--config-file",
-        toml.to_str().unwrap(),
-        "--target",
-        "ext",
-        "--usepk",
-        "0",
-        "--rows",
-        "2000",
-        "--tests",
-        "point-query,update-index,delete,insert",
-        "--read-seconds",
-        "1",
-        "--write-seconds",
-        "1",
-        "--warmup-seconds",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-        "--no-progress",
-        "--no-calibration",
-    ]);
+    let instance = tmp.join(if engine == "postgres" { "pg" } else { "ma" });
+    let o = run_reaching(
+        &instance,
+        &[
+            "run",
+            "--suite",
+            "sysbench",
+            "--config-file",
+            toml.to_str().unwrap(),
+            "--target",
+            "ext",
+            "--usepk",
+            "0",
+            "--rows",
+            "2000",
+            "--tests",
+            "point-query,update-index,delete,insert",
+            "--read-seconds",
+            "1",
+            "--write-seconds",
+            "1",
+            "--warmup-seconds",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+            "--no-calibration",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run, steps) = read_all(&target_dir(&out, "ext"));
     assert_eq!(run.parameters["usepk"], 0);
@@ -648,7 +689,10 @@ fn usepk_0_keeps_id_in_a_secondary_index_on_postgres() {
         dir: &dir,
     };
     usepk0_run(tmp.path(), "postgres", port, "dbperf");
-    let pg = Pg { port };
+    let pg = Pg {
+        port,
+        dir: dir.clone(),
+    };
     let pk =
         "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sbtest1'::regclass AND contype = 'p'";
     assert_eq!(pg.psql(pk).trim(), "0");
@@ -674,7 +718,11 @@ fn usepk_0_keeps_id_in_a_secondary_index_on_mariadb() {
         dir: &dir,
     };
     usepk0_run(tmp.path(), "mariadb", port, "root");
-    let got = Maria { port }.mysql(
+    let got = Maria {
+        port,
+        dir: dir.clone(),
+    }
+    .mysql(
         "SELECT index_name, column_name, non_unique FROM information_schema.statistics \
          WHERE table_schema = 'ib' AND table_name = 'sbtest1' ORDER BY 1",
     );

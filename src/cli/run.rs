@@ -207,15 +207,24 @@ pub struct RunArgs {
     pub no_calibration: bool,
 
     /// Seconds a managed server may take to start answering.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub server_start_timeout: u64,
 
-    /// Seconds a statement waits for the server's next bytes before dbperf checks whether the
-    /// server still answers a new connection; when it does not, the statement and its step fail
-    /// (docs/reliability.md). A server that answers may take longer (an index build).
+    /// Seconds a benchmark statement may take from its start, however the server sends its
+    /// bytes; past it the statement and its step fail. Statements allowed to run long (index
+    /// builds, VACUUM, loads) wait longer while the server answers a new connection after this
+    /// long without a byte, up to --ddl-timeout (docs/reliability.md).
     #[arg(long, default_value_t = 60, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub statement_timeout: u64,
+
+    /// Seconds a statement allowed to run long (DDL, an index build, VACUUM, ANALYZE, a load, a
+    /// full count) may take from its start, even while the server answers; at least
+    /// --statement-timeout.
+    #[arg(long, default_value_t = 86_400, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub ddl_timeout: u64,
 
     /// Seconds connecting and logging in may take, as one deadline for the whole login (TCP
     /// connect, greeting, authentication), however the server trickles its bytes.
@@ -233,7 +242,8 @@ pub struct RunArgs {
 
     /// Seconds to pause between targets, so one target's write-back and compaction do not
     /// spill into the next one's measurements (the original sleeps 600-1200 s).
-    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 0, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub pause_between: u64,
 
     /// Run the campaign declared as [campaign.NAME] in dbperf.toml: its targets, suites,
@@ -389,6 +399,18 @@ fn ibench_flag_given(a: &RunArgs) -> Option<&'static str> {
 
 /// Servers and their tools run in other directories (PostgreSQL in its data directory), so
 /// every path dbperf hands on is made absolute against the directory dbperf was started in.
+/// --ddl-timeout, which bounds the statements that may run longer than the others.
+fn ddl_timeout(a: &RunArgs) -> anyhow::Result<Duration> {
+    if a.ddl_timeout < a.statement_timeout {
+        return bad_input(format!(
+            "--ddl-timeout {} is shorter than --statement-timeout {}: it bounds the statements \
+             allowed to run longer than the others, so it must be at least as long",
+            a.ddl_timeout, a.statement_timeout
+        ));
+    }
+    Ok(Duration::from_secs(a.ddl_timeout))
+}
+
 fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     std::path::absolute(p)
         .or_else(|e| bad_input(format!("cannot resolve the path {}: {e}", p.display())))
@@ -647,6 +669,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         calibrate: !a.no_calibration,
         server_start_timeout: Duration::from_secs(a.server_start_timeout),
         statement_timeout: Duration::from_secs(a.statement_timeout),
+        ddl_timeout: ddl_timeout(&a)?,
         connect_timeout: Duration::from_secs(a.connect_timeout),
         ignore_errors: match &a.ignore_errors {
             Some(s) => IgnoreErrors::parse(s)?,

@@ -42,7 +42,8 @@ pub struct ServerArgs {
     #[arg(long, value_name = "USER")]
     pub server_user: Option<String>,
     /// Seconds the server may take to start answering.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub server_start_timeout: u64,
 }
 
@@ -72,7 +73,13 @@ pub struct ServerState {
     pub socket: String,
     pub datadir: String,
     pub log: String,
+    /// How to connect by hand: the client reads the password from a file (never from the
+    /// command line, which other users can read in /proc).
     pub connect: String,
+    /// The instance's password, alone in a 0600 file of whoever ran `server start` (absent in
+    /// files of older dbperfs, whose servers had none).
+    #[serde(default)]
+    pub password_file: Option<String>,
     /// The server's process, checked before it is signalled (absent in files of older dbperfs).
     #[serde(default)]
     pub server: Option<Identity>,
@@ -148,6 +155,9 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
                 state.socket
             );
             out!("connect:  {}", state.connect);
+            if let Some(p) = &state.password_file {
+                out!("password: {p} (readable by you only)");
+            }
             out!("log:      {}", state.log);
             out!(
                 "stop:     dbperf server stop {} --dir {}",
@@ -209,16 +219,20 @@ fn ready(
             ))?;
         }
     }
+    let files = &running.client_files;
     let connect = match kind {
         server::Kind::Postgres => format!(
-            "psql -h 127.0.0.1 -p {} -U {} {}",
+            "PGPASSFILE={} psql -h 127.0.0.1 -p {} -U {} {}",
+            shell_word(&files.client),
             running.port,
             ep.user,
             server::DATABASE
         ),
+        // The option file holds the user, password, address and port; read alone, so no
+        // /etc/mysql file is mixed in.
         _ => format!(
-            "mariadb --no-defaults -h 127.0.0.1 -P {} -u root {}",
-            running.port,
+            "mariadb --defaults-file={} {}",
+            shell_word(&files.client),
             server::DATABASE
         ),
     };
@@ -232,6 +246,7 @@ fn ready(
         datadir: running.datadir.display().to_string(),
         log: running.log.display().to_string(),
         connect,
+        password_file: Some(files.password.display().to_string()),
         server: running.identity.clone(),
     };
     if signals::stopped(stop) {
@@ -241,6 +256,18 @@ fn ready(
     // A stop request from here on comes after the server was promised to the user: it stays.
     running.hand_over()?;
     Ok(state)
+}
+
+/// A path as one word for a shell command a person copies: quoted when it has anything but
+/// plain characters.
+fn shell_word(p: &Path) -> String {
+    let s = p.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+@".contains(c);
+    if s.chars().all(plain) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// The most of a `server.json` dbperf reads: a few hundred bytes when dbperf wrote it.

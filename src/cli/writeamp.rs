@@ -64,7 +64,7 @@ fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
         ));
     }
     let read = |p: &Path| -> anyhow::Result<BTreeMap<String, f64>> {
-        let text = read_bounded(p, STATUS_TEXT_MAX as u64, "SHOW GLOBAL STATUS prints")?;
+        let text = read_bounded(p, STATUS_TEXT_MAX as u64, "a SHOW GLOBAL STATUS text")?;
         parse_status_text(&text)
             .map_err(|e| crate::error::BadInput(format!("{} {e}", p.display())).into())
     };
@@ -93,26 +93,17 @@ fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
 /// well under a MiB).
 const COUNTERS_JSON_MAX: u64 = 64 << 20;
 
-/// The file's text, refused past `max` bytes however the file reports its size (a pipe, a FIFO or
-/// /dev/zero say 0): the input decides no allocation beyond the bound.
-fn read_bounded(p: &Path, max: u64, what: &str) -> anyhow::Result<String> {
-    use std::io::Read;
-    let cannot =
-        |e: std::io::Error| crate::error::BadInput(format!("cannot read {}: {e}", p.display()));
-    let mut text = String::new();
-    std::fs::File::open(p)
-        .map_err(cannot)?
-        .take(max + 1)
-        .read_to_string(&mut text)
-        .map_err(cannot)?;
-    if text.len() as u64 > max {
-        return bad_input(format!(
-            "{} is larger than {} MiB, more than {what}",
-            p.display(),
-            max >> 20
-        ));
-    }
-    Ok(text)
+/// The file's text through `untrusted`: a regular file (a FIFO would hang the read, /dev/zero
+/// never end it) of at most `max` bytes, checked before and while reading.
+fn read_bounded(p: &Path, max: u64, what: &'static str) -> anyhow::Result<String> {
+    crate::untrusted::read_text(
+        p,
+        crate::untrusted::Limit {
+            max,
+            what,
+            links: crate::untrusted::Links::Follow,
+        },
+    )
 }
 
 pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
@@ -132,7 +123,7 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         })?;
         let mut any = false;
         for s in &run.steps_planned {
-            if !p.join("steps").join(format!("{s}.json")).exists() {
+            if !crate::results::present(&p.join("steps").join(format!("{s}.json"))) {
                 continue;
             }
             let step = crate::results::read_step(p, s)?;
@@ -149,7 +140,7 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         }
         return Ok(super::EXIT_OK);
     }
-    let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file holds")?;
+    let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file")?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| crate::error::BadInput(format!("{} is not JSON: {e}", p.display())))?;
     if v.get("step").is_some() && v.get("schema").is_some() {

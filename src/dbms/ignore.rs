@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Conn, DbError, Dbms, Dialect, Param, StmtId};
+use super::{Budget, Conn, DbError, Dbms, Dialect, Param, StmtId};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -109,6 +109,9 @@ impl Conn for ClassifiedConn {
         let r = self.inner.run_text(sql);
         self.class(r)
     }
+    fn set_budget(&mut self, budget: Budget) {
+        self.inner.set_budget(budget);
+    }
 }
 
 impl Dbms for Classified {
@@ -162,6 +165,7 @@ mod tests {
             message: "x".into(),
             transient,
             code: code.map(str::to_string),
+            fault: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! against `Conn` and `Dialect`; adding an engine means one file here and one line in `open`.
 
 pub mod ignore;
+mod keep;
 pub mod mysql;
 mod mysql_auth;
 pub mod mysql_wire;
@@ -12,6 +13,7 @@ mod pg_wire;
 pub mod postgres;
 pub mod sqlite;
 
+pub use keep::{Keep, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
 pub use net::MAX_MESSAGE;
 
@@ -42,6 +44,66 @@ pub struct DbError {
     /// The server's code for the error (MySQL's error number, PostgreSQL's SQLSTATE, SQLite's
     /// primary result code); None for a connection failure or an error of dbperf's own.
     pub code: Option<String>,
+    /// Where dbperf itself ended the statement, why: what the run acts on, never the message's
+    /// text. None for the server's own errors and for a lost connection.
+    pub fault: Option<Fault>,
+}
+
+/// Why dbperf itself ended a statement or a step, as a type. The older sentences are still
+/// recognised by their text (`is_no_answer`, `is_server_fault`); replacing those matchers with
+/// this type is a later change: every sentence added since carries its `Fault` instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The server did not answer within --statement-timeout: a benchmark statement past its
+    /// deadline (however many bytes arrived meanwhile), or a server silent that long that does
+    /// not answer a new connection either (`no_answer`, `stopped_answering`).
+    NoAnswer,
+    /// A statement allowed to run long (an index build, VACUUM, a load) did not finish within
+    /// --ddl-timeout (`long_statement`).
+    LongStatement,
+    /// An operation of a step was under way past its limit, whether or not the server answers
+    /// (`overdue`, the step watchdog).
+    Overdue,
+    /// The server sent more rows or bytes than dbperf keeps from a query it reads whole
+    /// (`keep::KEEP`); the connection was closed.
+    TooMuch,
+}
+
+impl Fault {
+    /// Whether the server stalled (its log tail says why, so the step's error carries it).
+    pub fn is_stall(self) -> bool {
+        matches!(
+            self,
+            Fault::NoAnswer | Fault::LongStatement | Fault::Overdue
+        )
+    }
+}
+
+/// The fault carried by an error of any layer: a `DbError` itself, or one an error wraps (its
+/// `source` chain, as a step's failure cause made from an `anyhow::Error`).
+pub fn fault_of(e: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+    let mut at = Some(e);
+    while let Some(e) = at {
+        if let Some(d) = e.downcast_ref::<DbError>() {
+            return d.fault;
+        }
+        at = e.source();
+    }
+    None
+}
+
+/// How long one statement may take, from when it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// A benchmark statement (an insert batch, a delete, a query, a sysbench statement, their
+    /// prepare and bookkeeping): --statement-timeout from its start, whatever the server sends
+    /// meanwhile, so a trickle cannot hold it.
+    Operation,
+    /// A statement that may legitimately take long (DDL, an index build, VACUUM, ANALYZE, a
+    /// load, a full count): it waits while the server answers a new connection after each
+    /// --statement-timeout of silence, but never past --ddl-timeout from its start, however the
+    /// bytes arrive.
+    Long,
 }
 
 impl fmt::Display for DbError {
@@ -52,6 +114,14 @@ impl fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
+impl DbError {
+    /// This error as the cause of a step's failure, which the run tells by its type
+    /// (`fault_of`).
+    pub fn as_cause(&self) -> Arc<dyn std::error::Error + Send + Sync> {
+        Arc::new(self.clone())
+    }
+}
+
 /// How long dbperf waits on a server (docs/reliability.md).
 #[derive(Debug, Clone)]
 pub struct Timeouts {
@@ -60,8 +130,12 @@ pub struct Timeouts {
     /// The longest a statement waits for the server's next bytes (or for room to send) before
     /// dbperf checks whether the server still answers a new connection: if it does not, the
     /// statement fails with `no_answer`; if it does, the statement goes on waiting (an index
-    /// build or a VACUUM may take longer than any timeout).
+    /// build or a VACUUM may take longer than any timeout). A benchmark statement
+    /// (`Budget::Operation`) is also bounded by it from its start, whatever arrives.
     pub statement: Duration,
+    /// The most a statement allowed to run long (`Budget::Long`: DDL, maintenance, loads) may
+    /// take from its start, even while the server answers (--ddl-timeout).
+    pub ddl: Duration,
     /// The run's stop flag (set by Ctrl-C): a wait on the server that is under way gives up
     /// within a fraction of a second once it is set, instead of at its deadline.
     pub stop: Option<Arc<AtomicBool>>,
@@ -72,10 +146,15 @@ impl Default for Timeouts {
         Timeouts {
             connect: Duration::from_secs(30),
             statement: Duration::from_secs(60),
+            ddl: DEFAULT_DDL_TIMEOUT,
             stop: None,
         }
     }
 }
+
+/// --ddl-timeout's default: a day, longer than any index build or VACUUM of the benchmarks'
+/// tables on a healthy server, short enough that an unattended campaign is not held for ever.
+pub const DEFAULT_DDL_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 impl Timeouts {
     pub fn with_statement(statement: Duration) -> Timeouts {
@@ -105,6 +184,33 @@ pub fn stopped_answering(quiet: Duration) -> String {
          new connection (--statement-timeout)",
         seconds(quiet)
     )
+}
+
+/// The sentence a statement allowed to run long fails with past --ddl-timeout
+/// (`Fault::LongStatement`).
+pub fn long_statement(ddl: Duration) -> String {
+    format!(
+        "the server did not finish the statement within {} (--ddl-timeout)",
+        seconds(ddl)
+    )
+}
+
+/// The sentence a step fails with when one of its operations has been under way for `limit`
+/// (`Fault::Overdue`): `option` names what sets the limit.
+pub fn overdue(limit: Duration, option: &str) -> String {
+    format!(
+        "the step made no progress: an operation has been under way for {} without finishing \
+         ({option})",
+        seconds(limit)
+    )
+}
+
+/// `from + d`, or a time as far as the clock allows when that overflows: a deadline from an
+/// option never panics.
+pub fn later(from: std::time::Instant, d: Duration) -> std::time::Instant {
+    from.checked_add(d)
+        .or_else(|| from.checked_add(Duration::from_secs(u64::from(u32::MAX))))
+        .unwrap_or(from)
 }
 
 /// Whether a failure says the server did not answer, so its log tail is worth attaching.
@@ -163,6 +269,11 @@ pub trait Conn {
     /// statement that returns no rows, the rows it changed. This is sysbench's `con:query()`
     /// and its `--db-ps-mode=disable`.
     fn run_text(&mut self, sql: &str) -> Result<u64, DbError>;
+    /// How long this connection's statements may take from now on (`Budget::Operation` until
+    /// told otherwise); `execute_batch` is always `Budget::Long`. Connections that load, count
+    /// whole tables or run maintenance say `Budget::Long`. Embedded engines have no server to
+    /// wait on: nothing to set.
+    fn set_budget(&mut self, _budget: Budget) {}
 }
 
 /// The Insert Benchmark's two delete statements (spec §1.6).
@@ -335,13 +446,25 @@ pub fn is_secret_setting(name: &str) -> bool {
 
 /// How to reach a server. Exactly one transport is used and recorded: a client library that
 /// silently switches (the `mysql` crate preferred the unix socket) must be told not to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Endpoint {
     pub transport: Transport,
     pub user: String,
     /// Never written to results, logs or reports.
     pub password: Option<String>,
     pub database: String,
+}
+
+/// Shows whether there is a password, never the password: a `{:?}` anywhere stays safe.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("transport", &self.transport)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "(set)"))
+            .field("database", &self.database)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -373,6 +496,21 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::shown;
+
+    #[test]
+    fn an_endpoints_debug_form_shows_no_password() {
+        let ep = super::Endpoint {
+            transport: super::Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port: 1,
+            },
+            user: "u".into(),
+            password: Some("hunter2".into()),
+            database: "d".into(),
+        };
+        let d = format!("{ep:?}");
+        assert!(!d.contains("hunter2") && d.contains("(set)"), "{d}");
+    }
 
     #[test]
     fn a_quoted_server_value_stays_on_one_short_line() {

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
 use super::{
-    Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Param, StmtId, Timeouts,
+    Budget, Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Keep, Param, StmtId,
+    Timeouts, KEEP, KEEP_REPORT, SKIP,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,24 +186,32 @@ impl Mysql {
 /// A row of a text result: each column as text, None for NULL.
 type TextRow = Vec<Option<String>>;
 
+fn text_row(cols: &[Option<&[u8]>]) -> TextRow {
+    cols.iter()
+        .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
+        .collect()
+}
+
 /// Runs a text query and returns every row of every result set (these are small: settings,
-/// counts, ANALYZE output). Any statement's error is returned.
-fn rows(conn: &mut Wire, sql: &str) -> Result<Vec<TextRow>, DbError> {
+/// counts, ANALYZE output), within `keep`. Any statement's error is returned.
+fn rows(conn: &mut Wire, sql: &str, budget: Budget, keep: Keep) -> Result<Vec<TextRow>, DbError> {
     let mut out = Vec::new();
-    conn.query_text(sql, |cols| {
-        out.push(
-            cols.iter()
-                .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
-                .collect(),
-        )
-    })
-    .map_err(map_err)?;
+    conn.query_text(sql, budget, keep, |cols| out.push(text_row(cols)))
+        .map_err(map_err)?;
     Ok(out)
 }
 
-/// Runs a text query and returns its first row, or None when there is none.
-fn first_row(conn: &mut Wire, sql: &str) -> Result<Option<TextRow>, DbError> {
-    Ok(rows(conn, sql)?.into_iter().next())
+/// Runs a text query and returns its first row, or None when there is none; the other rows are
+/// read and dropped.
+fn first_row(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<TextRow>, DbError> {
+    let mut first = None;
+    conn.query_text(sql, budget, KEEP, |cols| {
+        if first.is_none() {
+            first = Some(text_row(cols));
+        }
+    })
+    .map_err(map_err)?;
+    Ok(first)
 }
 
 /// Column `i` as text; "" for NULL or a missing column.
@@ -216,6 +225,7 @@ fn global_variable(conn: &mut Wire, name: &str) -> Result<Option<String>, DbErro
     let row = first_row(
         conn,
         &format!("SHOW GLOBAL VARIABLES WHERE Variable_name = '{name}'"),
+        Budget::Operation,
     )?;
     Ok(row.map(|r| to_text(Some(&r), 1)))
 }
@@ -226,15 +236,17 @@ fn exec(conn: &mut Wire, sql: &str, done: &mut Vec<String>) -> Result<(), DbErro
     Ok(())
 }
 
+/// Runs statements read only for their end (DDL, SET, maintenance), which may run long.
 fn drain_text(conn: &mut Wire, sql: &str) -> Result<(), DbError> {
-    conn.query_text(sql, |_| {}).map_err(map_err)?;
+    conn.query_text(sql, Budget::Long, SKIP, |_| {})
+        .map_err(map_err)?;
     Ok(())
 }
 
 /// `ANALYZE TABLE` answers with rows rather than an error when it fails on a table.
 fn analyze(conn: &mut Wire, table: &str, done: &mut Vec<String>) -> Result<(), DbError> {
     let sql = format!("ANALYZE TABLE {table}");
-    let failure = rows(conn, &sql)?
+    let failure = rows(conn, &sql, Budget::Long, KEEP)?
         .iter()
         .find(|r| to_text(Some(r), 2).eq_ignore_ascii_case("error"))
         .map(|r| to_text(Some(r), 3));
@@ -243,6 +255,7 @@ fn analyze(conn: &mut Wire, table: &str, done: &mut Vec<String>) -> Result<(), D
             message: format!("{sql}: {msg}"),
             transient: false,
             code: None,
+            fault: None,
         });
     }
     done.push(sql);
@@ -289,6 +302,7 @@ impl Mysql {
                     ),
                     transient: false,
                     code: None,
+                    fault: None,
                 });
             }
             exec(conn, &format!("SET GLOBAL {name} = {value}"), done)?;
@@ -316,6 +330,7 @@ impl Mysql {
             conn,
             "SELECT count(*) FROM information_schema.TABLES WHERE table_schema = \
              'information_schema' AND table_name = 'ROCKSDB_ACTIVE_COMPACTION_STATS'",
+            Budget::Operation,
         )? == Some(1);
         let poll_sql = if has_active {
             "SELECT count(*) FROM information_schema.rocksdb_active_compaction_stats"
@@ -326,7 +341,7 @@ impl Mysql {
         let start = Instant::now();
         let mut polls = 0u64;
         loop {
-            let running = conn_i64(conn, poll_sql)?.unwrap_or(0);
+            let running = conn_i64(conn, poll_sql, Budget::Operation)?.unwrap_or(0);
             polls += 1;
             let waited = start.elapsed().as_secs_f64();
             if running == 0 {
@@ -385,8 +400,8 @@ impl Mysql {
     }
 }
 
-fn conn_i64(conn: &mut Wire, sql: &str) -> Result<Option<i64>, DbError> {
-    let Some(row) = first_row(conn, sql)? else {
+fn conn_i64(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<i64>, DbError> {
+    let Some(row) = first_row(conn, sql, budget)? else {
         return Ok(None);
     };
     let Some(Some(v)) = row.into_iter().next() else {
@@ -399,6 +414,7 @@ fn conn_i64(conn: &mut Wire, sql: &str) -> Result<Option<i64>, DbError> {
         ),
         transient: false,
         code: None,
+        fault: None,
     })
 }
 
@@ -412,12 +428,13 @@ impl Dbms for Mysql {
         Ok(Box::new(MysqlConn {
             conn,
             stmts: Vec::new(),
+            budget: Budget::Operation,
         }))
     }
 
     fn version(&self) -> anyhow::Result<String> {
         let mut conn = self.open()?;
-        let row = first_row(&mut conn, "SELECT version()")?;
+        let row = first_row(&mut conn, "SELECT version()", Budget::Operation)?;
         Ok(to_text(row.as_ref(), 0))
     }
 
@@ -427,7 +444,7 @@ impl Dbms for Mysql {
 
     fn config_text(&self) -> anyhow::Result<String> {
         let mut conn = self.open()?;
-        let vars = rows(&mut conn, "SHOW GLOBAL VARIABLES")?
+        let vars = rows(&mut conn, "SHOW GLOBAL VARIABLES", Budget::Operation, KEEP)?
             .iter()
             .map(|r| (to_text(Some(r), 0), to_text(Some(r), 1)))
             .collect();
@@ -452,7 +469,7 @@ impl Dbms for Mysql {
             Ok(c) => c,
             Err(e) => return vec![("global_status", format!("could not be read: {e}\n"))],
         };
-        let status = match rows(&mut conn, "SHOW GLOBAL STATUS") {
+        let status = match rows(&mut conn, "SHOW GLOBAL STATUS", Budget::Operation, KEEP) {
             Ok(rs) => rs
                 .iter()
                 .map(|r| format!("{}\t{}\n", to_text(Some(r), 0), to_text(Some(r), 1)))
@@ -465,7 +482,7 @@ impl Dbms for Mysql {
         };
         // Rows of (Type, Name, Status); InnoDB answers with one, MyRocks with one per column
         // family and one for the whole DB.
-        let engine = match rows(&mut conn, sql) {
+        let engine = match rows(&mut conn, sql, Budget::Operation, KEEP_REPORT) {
             Ok(rs) => rs
                 .iter()
                 .map(|r| {
@@ -490,6 +507,8 @@ impl Dbms for Mysql {
             &mut conn,
             "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('datadir', \
              'innodb_log_group_home_dir', 'log_bin_basename', 'rocksdb_wal_dir')",
+            Budget::Operation,
+            KEEP,
         ) else {
             return Vec::new();
         };
@@ -520,6 +539,8 @@ impl Dbms for Mysql {
              OR Variable_name LIKE 'rocksdb\\_wal\\_%' \
              OR Variable_name LIKE 'rocksdb\\_compact\\_%\\_bytes' \
              OR Variable_name LIKE 'rocksdb\\_flush\\_write\\_bytes'",
+            Budget::Operation,
+            KEEP,
         )?;
         let mut out: Vec<(String, f64)> = status
             .iter()
@@ -532,13 +553,15 @@ impl Dbms for Mysql {
             &mut conn,
             "SELECT CAST(coalesce(sum(data_length + index_length), 0) AS SIGNED) \
              FROM information_schema.TABLES WHERE table_schema = DATABASE()",
+            Budget::Operation,
         )? {
             // From the engines' statistics: InnoDB's lag until refreshed, MyRocks' stay 0 until
             // the memtable is flushed. dbgb1 comes from the files instead (metrics).
             out.push(("information_schema_size_bytes".into(), size as f64));
         }
         // Pages written are counted in pages; their size is the server's (4-64 KiB).
-        if let Ok(Some(page)) = conn_i64(&mut conn, "SELECT @@innodb_page_size") {
+        if let Ok(Some(page)) = conn_i64(&mut conn, "SELECT @@innodb_page_size", Budget::Operation)
+        {
             out.push(("innodb_page_size".into(), page as f64));
         }
         Ok(out)
@@ -562,6 +585,8 @@ impl Dbms for Mysql {
 pub struct MysqlConn {
     conn: Wire,
     stmts: Vec<Prepared>,
+    /// How long its statements may take (`Conn::set_budget`); `execute_batch` is always long.
+    budget: Budget,
 }
 
 impl Conn for MysqlConn {
@@ -570,7 +595,7 @@ impl Conn for MysqlConn {
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        let st = self.conn.prepare(sql).map_err(map_err)?;
+        let st = self.conn.prepare(sql, self.budget).map_err(map_err)?;
         self.stmts.push(st);
         Ok(self.stmts.len() - 1)
     }
@@ -578,7 +603,7 @@ impl Conn for MysqlConn {
     fn execute(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
         let (_, done) = self
             .conn
-            .execute(&mut self.stmts[stmt], params)
+            .execute(&mut self.stmts[stmt], params, self.budget)
             .map_err(map_err)?;
         Ok(done.affected)
     }
@@ -586,18 +611,25 @@ impl Conn for MysqlConn {
     fn query(&mut self, stmt: StmtId, params: &[Param]) -> Result<u64, DbError> {
         let (rows, _) = self
             .conn
-            .execute(&mut self.stmts[stmt], params)
+            .execute(&mut self.stmts[stmt], params, self.budget)
             .map_err(map_err)?;
         Ok(rows)
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        conn_i64(&mut self.conn, sql)
+        conn_i64(&mut self.conn, sql, self.budget)
     }
 
     fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
-        let (rows, done) = self.conn.query_text_walk(sql).map_err(map_err)?;
+        let (rows, done) = self
+            .conn
+            .query_text_walk(sql, self.budget)
+            .map_err(map_err)?;
         Ok(if rows > 0 { rows } else { done.affected })
+    }
+
+    fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
     }
 }
 

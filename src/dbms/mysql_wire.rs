@@ -16,8 +16,9 @@
 
 use std::io;
 
+use super::keep::{Keep, Tally};
 use super::net::{self, Addr, Net};
-use super::{DbError, Endpoint, Param, Timeouts, Transport};
+use super::{Budget, DbError, Endpoint, Fault, Param, Timeouts, Transport};
 
 mod cap {
     pub const LONG_PASSWORD: u32 = 1;
@@ -78,6 +79,8 @@ pub enum WireError {
     },
     /// The connection broke, or the server said something this client cannot follow.
     Io(String),
+    /// dbperf itself ended the statement (a deadline, a cap on what it reads).
+    Cut { fault: Fault, message: String },
 }
 
 impl std::fmt::Display for WireError {
@@ -88,7 +91,7 @@ impl std::fmt::Display for WireError {
                 state,
                 message,
             } => write!(f, "ERROR {code} ({state}): {message}"),
-            WireError::Io(m) => f.write_str(m),
+            WireError::Io(m) | WireError::Cut { message: m, .. } => f.write_str(m),
         }
     }
 }
@@ -99,19 +102,33 @@ impl WireError {
             WireError::Server { code, .. } => {
                 (super::mysql::is_transient(*code), Some(code.to_string()))
             }
-            WireError::Io(_) => (false, None),
+            WireError::Io(_) | WireError::Cut { .. } => (false, None),
         };
         DbError {
             message: self.to_string(),
             transient,
             code,
+            fault: self.fault(),
+        }
+    }
+
+    fn fault(&self) -> Option<Fault> {
+        match self {
+            WireError::Cut { fault, .. } => Some(*fault),
+            _ => None,
         }
     }
 }
 
 impl From<io::Error> for WireError {
     fn from(e: io::Error) -> Self {
-        WireError::Io(net::lost(&e))
+        match net::cut_of(&e) {
+            Some(c) => WireError::Cut {
+                fault: c.fault,
+                message: c.message,
+            },
+            None => WireError::Io(net::lost(&e)),
+        }
     }
 }
 
@@ -283,9 +300,17 @@ impl Wire {
     }
 
     /// Runs SQL text (several statements allowed) and calls `row` for every row of every result,
-    /// with the row's columns as text (None for NULL). Stops at the first error.
-    pub fn query_text(&mut self, sql: &str, mut row: impl FnMut(&[Option<&[u8]>])) -> Result<Done> {
-        let (_, done) = self.text_results(sql, |p, n| {
+    /// with the row's columns as text (None for NULL). Stops at the first error. Rows past
+    /// `keep` end the statement (`Fault::TooMuch`) and the connection.
+    pub fn query_text(
+        &mut self,
+        sql: &str,
+        budget: Budget,
+        keep: Keep,
+        mut row: impl FnMut(&[Option<&[u8]>]),
+    ) -> Result<Done> {
+        let mut tally = Tally::new(keep);
+        let (_, done) = self.text_results(sql, budget, |p, n| {
             // Text queries through here are setup and maintenance, not the measured path: a Vec
             // per row is fine.
             let mut cols = Vec::with_capacity(n);
@@ -298,6 +323,10 @@ impl Wire {
                     cols.push(Some(r.lenenc_bytes()?));
                 }
             }
+            tally.row(&cols).map_err(|message| WireError::Cut {
+                fault: Fault::TooMuch,
+                message,
+            })?;
             row(&cols);
             Ok(())
         })?;
@@ -307,8 +336,8 @@ impl Wire {
     /// Runs one statement as SQL text (COM_QUERY, not prepared) and walks every value of every
     /// row in place, as `execute` does for prepared statements. Returns rows read and what the
     /// final OK packet said.
-    pub fn query_text_walk(&mut self, sql: &str) -> Result<(u64, Done)> {
-        self.text_results(sql, |p, n| {
+    pub fn query_text_walk(&mut self, sql: &str, budget: Budget) -> Result<(u64, Done)> {
+        self.text_results(sql, budget, |p, n| {
             let mut r = Reader(p);
             for _ in 0..n {
                 if r.0.first() == Some(&0xFB) {
@@ -326,11 +355,13 @@ impl Wire {
     fn text_results(
         &mut self,
         sql: &str,
+        budget: Budget,
         mut row: impl FnMut(&[u8], usize) -> Result<()>,
     ) -> Result<(u64, Done)> {
         self.begin(0);
         self.out.push(COM_QUERY);
         self.out.extend_from_slice(sql.as_bytes());
+        self.net.begin(budget);
         self.send()?;
         let mut rows = 0u64;
         let mut last = Done::default();
@@ -346,7 +377,11 @@ impl Wire {
                     match self.row_or_end(p)? {
                         Some(status) => break status,
                         None => {
-                            row(p, n)?;
+                            if let Err(e) = row(p, n) {
+                                // Stopped in the middle of the rows: the rest is never read.
+                                self.net.abandon(e.to_string(), e.fault());
+                                return Err(e);
+                            }
                             rows += 1;
                         }
                     }
@@ -358,10 +393,11 @@ impl Wire {
         }
     }
 
-    pub fn prepare(&mut self, sql: &str) -> Result<Prepared> {
+    pub fn prepare(&mut self, sql: &str, budget: Budget) -> Result<Prepared> {
         self.begin(0);
         self.out.push(COM_STMT_PREPARE);
         self.out.extend_from_slice(sql.as_bytes());
+        self.net.begin(budget);
         self.send()?;
         let (s, e) = self.read_packet()?;
         let p = &self.net.rbuf[s..e];
@@ -396,7 +432,12 @@ impl Wire {
     /// Executes a prepared statement and walks its rows (each column's bytes handed to
     /// `black_box`, as a client using the values would touch them). Returns rows read and what
     /// the final OK packet said.
-    pub fn execute(&mut self, st: &mut Prepared, params: &[Param]) -> Result<(u64, Done)> {
+    pub fn execute(
+        &mut self,
+        st: &mut Prepared,
+        params: &[Param],
+        budget: Budget,
+    ) -> Result<(u64, Done)> {
         if params.len() != st.params {
             return Err(WireError::Io(format!(
                 "the statement takes {} parameters, {} given",
@@ -443,6 +484,7 @@ impl Wire {
                 }
             }
         }
+        self.net.begin(budget);
         self.send()?;
         let mut rows = 0u64;
         let mut last = Done::default();

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Timeouts;
+use super::{Budget, Fault, Timeouts};
 
 enum Stream {
     Tcp(TcpStream),
@@ -61,9 +61,36 @@ pub enum Addr {
     Unix(PathBuf),
 }
 
+/// Why dbperf itself ended a wait on the server. Carried inside the `io::Error` so that its
+/// `Fault` reaches the protocol client's error, and from there `DbError::fault`, as a type.
+#[derive(Debug, Clone)]
+pub struct Cut {
+    pub fault: Fault,
+    pub message: String,
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Cut {}
+
+impl Cut {
+    fn into_io(self) -> io::Error {
+        io::Error::new(io::ErrorKind::TimedOut, self)
+    }
+}
+
+/// The `Cut` inside an error of this module, if dbperf itself ended the wait.
+pub fn cut_of(e: &io::Error) -> Option<Cut> {
+    e.get_ref()?.downcast_ref::<Cut>().cloned()
+}
+
 /// Every wait on the server is bounded: while logging in by one deadline for the whole login,
-/// afterwards by the statement timeout per wait (extended only while the server proves it is
-/// alive by answering a new connection).
+/// afterwards by the statement's deadline (`begin`) and by the statement timeout per silent wait
+/// (extended only while the server proves it is alive by answering a new connection).
 enum Phase {
     Login { until: Instant },
     Statements,
@@ -81,12 +108,31 @@ pub struct Net {
     /// What a liveness probe sends for the server to answer (PostgreSQL waits for the client,
     /// MySQL speaks first: empty).
     hello: &'static [u8],
-    /// Why the connection can no longer be used: a wait failed part way through a message.
-    broken: Option<String>,
+    /// Why the connection can no longer be used: a wait failed part way through a message, or
+    /// the reply was abandoned (`abandon`).
+    broken: Option<Broken>,
     /// When the current wait's first slice ran out without a byte moving (None while bytes
     /// move): the statement timeout counts from here.
     blocked_since: Option<Instant>,
+    /// The statement under way: by when it must be done, whatever the server sends meanwhile.
+    deadline: Option<Deadline>,
 }
+
+struct Broken {
+    kind: io::ErrorKind,
+    message: String,
+    fault: Option<Fault>,
+}
+
+#[derive(Clone, Copy)]
+struct Deadline {
+    at: Instant,
+    budget: Budget,
+}
+
+/// A read buffer grown past this for a large message is given back once the message is read.
+const KEEP_BUFFER: usize = 1 << 20;
+const INITIAL_BUFFER: usize = 64 * 1024;
 
 /// The longest message or packet dbperf accepts from a server, whatever its length field says:
 /// far above any row the benchmarks read (a few KiB), far below what would hurt the host.
@@ -97,11 +143,11 @@ impl Net {
     /// deadline, then `logged_in` switches to statement waits.
     pub fn connect(addr: &Addr, timeouts: Timeouts, hello: &'static [u8]) -> io::Result<Net> {
         let connect = timeouts.connect;
-        let until = Instant::now() + connect;
+        let until = super::later(Instant::now(), connect);
         let stream = open(addr, connect)?;
         let n = Net {
             stream,
-            rbuf: vec![0; 64 * 1024],
+            rbuf: vec![0; INITIAL_BUFFER],
             rpos: 0,
             rend: 0,
             addr: addr.clone(),
@@ -110,6 +156,7 @@ impl Net {
             hello,
             broken: None,
             blocked_since: None,
+            deadline: None,
         };
         n.set_timeouts(connect)?;
         Ok(n)
@@ -120,6 +167,39 @@ impl Net {
     pub fn logged_in(&mut self) -> io::Result<()> {
         self.phase = Phase::Statements;
         self.set_timeouts(self.timeouts.statement)
+    }
+
+    /// A statement is sent now: from here it has until its budget's deadline (the statement
+    /// timeout for a benchmark statement, --ddl-timeout for a long one), however the server
+    /// trickles its bytes.
+    pub fn begin(&mut self, budget: Budget) {
+        let within = match budget {
+            Budget::Operation => self.timeouts.statement,
+            Budget::Long => self.timeouts.ddl,
+        };
+        self.deadline = Some(Deadline {
+            at: super::later(Instant::now(), within),
+            budget,
+        });
+        self.blocked_since = None;
+        if self.rpos == self.rend && self.rbuf.len() > KEEP_BUFFER {
+            // A large message of the last statement is not kept for the connection's life.
+            self.rpos = 0;
+            self.rend = 0;
+            self.rbuf = vec![0; INITIAL_BUFFER];
+        }
+    }
+
+    /// The reply under way is given up (a protocol client stopped reading it): the connection
+    /// is somewhere in its middle and is not used again.
+    pub fn abandon(&mut self, message: String, fault: Option<Fault>) {
+        if self.broken.is_none() {
+            self.broken = Some(Broken {
+                kind: io::ErrorKind::InvalidData,
+                message,
+                fault,
+            });
+        }
     }
 
     pub fn is_unix(&self) -> bool {
@@ -168,6 +248,11 @@ impl Net {
             }
             Phase::Login { .. } => Ok(()),
             Phase::Statements => {
+                self.check_deadline()?;
+                if self.deadline.is_some_and(|d| d.budget == Budget::Operation) {
+                    // Its deadline is the statement timeout: no silence can outlast it.
+                    return Ok(());
+                }
                 let since = *self.blocked_since.get_or_insert(now);
                 // The first slice ran out before `since` was taken.
                 if now - since + SLICE.min(self.timeouts.statement) < self.timeouts.statement {
@@ -180,8 +265,33 @@ impl Net {
     }
 
     fn break_with(&mut self, e: io::Error) -> io::Error {
-        self.broken = Some(e.to_string());
+        self.broken = Some(Broken {
+            kind: e.kind(),
+            message: e.to_string(),
+            fault: cut_of(&e).map(|c| c.fault),
+        });
         e
+    }
+
+    /// The statement's error once its deadline has passed, whether bytes still arrive or not.
+    fn check_deadline(&mut self) -> io::Result<()> {
+        let Some(d) = self.deadline else {
+            return Ok(());
+        };
+        if !matches!(self.phase, Phase::Statements) || Instant::now() < d.at {
+            return Ok(());
+        }
+        let cut = match d.budget {
+            Budget::Operation => Cut {
+                fault: Fault::NoAnswer,
+                message: super::no_answer(self.timeouts.statement),
+            },
+            Budget::Long => Cut {
+                fault: Fault::LongStatement,
+                message: super::long_statement(self.timeouts.ddl),
+            },
+        };
+        Err(self.break_with(cut.into_io()))
     }
 
     /// How long the next wait may take, or the error when the login's deadline has passed.
@@ -213,25 +323,41 @@ impl Net {
     /// connection: Ok to wait again when it answers (it is busy with this statement), the
     /// statement timeout's error when it does not.
     fn waited_too_long(&mut self) -> io::Result<()> {
-        let within = self.timeouts.statement.min(self.timeouts.connect);
+        let left = self.deadline.map_or(Duration::MAX, |d| {
+            d.at.saturating_duration_since(Instant::now())
+        });
+        let within = self
+            .timeouts
+            .statement
+            .min(self.timeouts.connect)
+            .min(left.max(Duration::from_millis(1)));
         let stop = self.timeouts.stop.clone();
         let alive = answers(&self.addr, self.hello, within, stop.as_deref());
         if self.stopping() {
             return self.waited_a_slice();
         }
         if alive {
-            return Ok(());
+            return self.check_deadline();
         }
-        let e = io::Error::new(
-            io::ErrorKind::TimedOut,
-            super::no_answer(self.timeouts.statement),
-        );
-        Err(self.break_with(e))
+        let cut = Cut {
+            fault: Fault::NoAnswer,
+            message: super::no_answer(self.timeouts.statement),
+        };
+        Err(self.break_with(cut.into_io()))
     }
 
     fn check_usable(&self) -> io::Result<()> {
         match &self.broken {
-            Some(m) => Err(io::Error::new(io::ErrorKind::TimedOut, m.clone())),
+            Some(b) => Err(match b.fault {
+                Some(fault) => io::Error::new(
+                    b.kind,
+                    Cut {
+                        fault,
+                        message: b.message.clone(),
+                    },
+                ),
+                None => io::Error::new(b.kind, b.message.clone()),
+            }),
             None => Ok(()),
         }
     }
@@ -243,6 +369,8 @@ impl Net {
             if let Phase::Login { .. } = self.phase {
                 self.set_timeouts(self.wait_budget()?)?;
             }
+            // A server that takes the request a byte at a time does not extend it.
+            self.check_deadline()?;
             match self.stream.write(&buf[off..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(k) => {
@@ -273,6 +401,8 @@ impl Net {
             ));
         }
         while self.rend - self.rpos < n {
+            // Bytes that trickle in do not move the statement's deadline.
+            self.check_deadline()?;
             if self.rpos == self.rend {
                 self.rpos = 0;
                 self.rend = 0;
@@ -281,11 +411,14 @@ impl Net {
                 self.rend -= self.rpos;
                 self.rpos = 0;
             }
-            if n > self.rbuf.len() {
+            if self.rend == self.rbuf.len() {
+                // Grown as the bytes arrive, doubling, not to what a length field announces: a
+                // server that announces 60 MiB and sends nothing costs nothing.
                 let want = n.next_power_of_two().min(MAX_MESSAGE + 64).max(n);
+                let to = (self.rbuf.len() * 2).min(want);
                 // Exactly that: resize alone may double the capacity past the bound.
-                self.rbuf.reserve_exact(want - self.rbuf.len());
-                self.rbuf.resize(want, 0);
+                self.rbuf.reserve_exact(to - self.rbuf.len());
+                self.rbuf.resize(to, 0);
             }
             let budget = self.wait_budget()?;
             if self.is_unix() {
@@ -359,7 +492,7 @@ fn open(addr: &Addr, within: Duration) -> io::Result<Stream> {
 /// `stop` is set the question is dropped and the answer is yes: a run that is stopping judges
 /// no server.
 pub fn answers(addr: &Addr, hello: &[u8], within: Duration, stop: Option<&AtomicBool>) -> bool {
-    let until = Instant::now() + within;
+    let until = super::later(Instant::now(), within);
     let Ok(mut stream) = open(addr, within) else {
         return false;
     };
@@ -556,5 +689,141 @@ mod tests {
             took >= Duration::from_millis(1300) && took < Duration::from_secs(6),
             "{took:?}"
         );
+    }
+
+    /// A listener whose first connection gets `first` and every later one (the liveness
+    /// probes) one byte: a server that answers new connections whatever the first one does.
+    fn serving(first: fn(std::net::TcpStream)) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut conns = l.incoming().flatten();
+            if let Some(s) = conns.next() {
+                std::thread::spawn(move || first(s));
+            }
+            for mut s in conns {
+                std::thread::spawn(move || {
+                    let _ = s.write_all(b"N");
+                    std::thread::sleep(Duration::from_secs(10));
+                });
+            }
+        });
+        port
+    }
+
+    /// One byte every 100 ms for 10 s: never silent for a statement timeout.
+    fn trickle(mut s: std::net::TcpStream) {
+        for _ in 0..100 {
+            if s.write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn hold(s: std::net::TcpStream) {
+        std::thread::sleep(Duration::from_secs(10));
+        drop(s);
+    }
+
+    fn statements(port: u16, statement_ms: u64, ddl_ms: u64) -> Net {
+        let timeouts = Timeouts {
+            statement: Duration::from_millis(statement_ms),
+            ddl: Duration::from_millis(ddl_ms),
+            stop: Some(Arc::new(AtomicBool::new(false))),
+            ..Timeouts::default()
+        };
+        let mut n = Net::connect(&addr(port), timeouts, b"").unwrap();
+        n.logged_in().unwrap();
+        n
+    }
+
+    #[test]
+    fn a_trickle_does_not_hold_a_benchmark_statement_past_its_deadline() {
+        let mut n = statements(serving(trickle), 700, 60_000);
+        n.begin(Budget::Operation);
+        let t = Instant::now();
+        let e = n.fill(1 << 20).unwrap_err();
+        let took = t.elapsed();
+        assert_eq!(
+            e.to_string(),
+            crate::dbms::no_answer(Duration::from_millis(700))
+        );
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::NoAnswer));
+        // Bytes arrived all along: only the deadline from the start can have ended it. Later
+        // than 0.7 s only by what a busy host adds, far from a wait that goes on.
+        assert!(n.rend > 0, "the trickle reached the client");
+        assert!(
+            took >= Duration::from_millis(700) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+        // The connection is not used again, and says why with the same kind.
+        let again = n.fill(1).unwrap_err();
+        assert_eq!(cut_of(&again).map(|c| c.fault), Some(Fault::NoAnswer));
+    }
+
+    #[test]
+    fn a_long_statement_waits_past_silence_while_the_server_answers_until_its_cap() {
+        let mut n = statements(serving(hold), 300, 1_500);
+        n.begin(Budget::Long);
+        let t = Instant::now();
+        let e = n.fill(1).unwrap_err();
+        let took = t.elapsed();
+        // Silent for five statement timeouts, kept waiting by the probes' answers, then cut
+        // by --ddl-timeout.
+        assert_eq!(
+            e.to_string(),
+            crate::dbms::long_statement(Duration::from_millis(1_500))
+        );
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::LongStatement));
+        assert!(
+            took >= Duration::from_millis(1_500) && took < Duration::from_secs(8),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn a_trickle_does_not_hold_a_long_statement_past_its_cap() {
+        let mut n = statements(serving(trickle), 300, 1_000);
+        n.begin(Budget::Long);
+        let t = Instant::now();
+        let e = n.fill(1 << 20).unwrap_err();
+        assert_eq!(cut_of(&e).map(|c| c.fault), Some(Fault::LongStatement));
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn the_read_buffer_grows_with_the_bytes_that_arrive_not_with_the_length_announced() {
+        let mut n = statements(serving(trickle), 500, 60_000);
+        n.begin(Budget::Operation);
+        assert!(n.fill(MAX_MESSAGE).is_err());
+        // A few bytes arrived of the 64 MiB asked for: the buffer is still its first size.
+        assert!(n.rend < 100, "{}", n.rend);
+        assert_eq!(n.rbuf.len(), INITIAL_BUFFER);
+    }
+
+    #[test]
+    fn a_large_message_buffer_is_given_back_at_the_next_statement() {
+        fn big(mut s: std::net::TcpStream) {
+            let _ = s.write_all(&vec![7u8; 3 << 20]);
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        let mut n = statements(serving(big), 5_000, 60_000);
+        n.begin(Budget::Operation);
+        n.fill(3 << 20).unwrap();
+        assert!(n.rbuf.len() >= 3 << 20);
+        n.rpos = n.rend;
+        n.begin(Budget::Operation);
+        assert_eq!(n.rbuf.len(), INITIAL_BUFFER);
+    }
+
+    #[test]
+    fn deadlines_from_huge_durations_do_not_overflow() {
+        let now = Instant::now();
+        assert!(crate::dbms::later(now, Duration::MAX) > now);
     }
 }

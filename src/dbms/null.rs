@@ -27,6 +27,10 @@ pub struct Script {
     /// The Nth operation hangs for an hour, deaf to timeouts, and the target stops answering
     /// (a client thread stuck where no socket deadline reaches: the step watchdog's case).
     pub hang_at: Option<u64>,
+    /// The Nth operation hangs for an hour, deaf to timeouts, while the target still answers
+    /// new connections (a server that keeps a statement going: the watchdog's limit on one
+    /// operation is what ends it).
+    pub wedge_at: Option<u64>,
     /// Connecting fails.
     pub refuse_connections: bool,
     /// The post-load maintenance changes two settings, then fails (as a lost connection part
@@ -63,6 +67,8 @@ impl Script {
                 s.stall_at = Some(n);
             } else if let Some(n) = number(a, "hang-at-") {
                 s.hang_at = Some(n);
+            } else if let Some(n) = number(a, "wedge-at-") {
+                s.wedge_at = Some(n);
             } else if a == "refuse" {
                 s.refuse_connections = true;
             } else if a == "cleanup-fail" {
@@ -72,8 +78,8 @@ impl Script {
             } else {
                 return bad_input(format!(
                     "null target: unknown action '{a}' (instant, sleep-<N>ms, sleep-<N>us, \
-                     fail-at-<N>, transient-every-<N>, panic-at-<N>, stall-at-<N>, hang-at-<N>, refuse, \
-                     cleanup-fail, restore-fail)"
+                     fail-at-<N>, transient-every-<N>, panic-at-<N>, stall-at-<N>, hang-at-<N>, \
+                     wedge-at-<N>, refuse, cleanup-fail, restore-fail)"
                 ));
             }
         }
@@ -127,12 +133,16 @@ impl NullConn {
             self.hung.store(true, Ordering::SeqCst);
             std::thread::sleep(Duration::from_secs(3600));
         }
+        if self.script.wedge_at == Some(n) {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
         if self.script.stall_at == Some(n) {
             std::thread::sleep(self.timeouts.statement);
             return Err(DbError {
                 message: super::no_answer(self.timeouts.statement),
                 transient: false,
                 code: None,
+                fault: Some(super::Fault::NoAnswer),
             });
         }
         if self.script.fail_at == Some(n) {
@@ -140,6 +150,7 @@ impl NullConn {
                 message: format!("null target: scripted failure at operation {n}"),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         if self
@@ -152,6 +163,7 @@ impl NullConn {
                 transient: true,
                 // SQL's serialization failure, so --ignore-errors can name it.
                 code: Some("40001".into()),
+                fault: None,
             });
         }
         Ok(())
@@ -165,6 +177,7 @@ impl Conn for NullConn {
                 message: "null target: scripted failure restoring a setting".into(),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         Ok(())
@@ -273,6 +286,7 @@ impl Dbms for Null {
                 message: "null target: scripted failure part way through the cleanup".into(),
                 transient: false,
                 code: None,
+                fault: None,
             });
         }
         Ok(())

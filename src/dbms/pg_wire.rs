@@ -15,8 +15,9 @@ use std::io;
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
+use super::keep::{Keep, Tally};
 use super::net::{self, Addr, Net};
-use super::{Endpoint, Param, Timeouts, Transport};
+use super::{Budget, Endpoint, Fault, Param, Timeouts, Transport};
 
 /// SSLRequest: the one message a PostgreSQL server answers (with one byte) before any login,
 /// which makes it the liveness probe of a connection that stopped getting answers.
@@ -42,6 +43,11 @@ pub enum PgError {
         fatal: bool,
     },
     Io(String),
+    /// dbperf itself ended the statement (a deadline, a cap on what it reads).
+    Cut {
+        fault: Fault,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for PgError {
@@ -60,14 +66,29 @@ impl std::fmt::Display for PgError {
                 }
                 write!(f, " (SQLSTATE {code})")
             }
-            PgError::Io(m) => f.write_str(m),
+            PgError::Io(m) | PgError::Cut { message: m, .. } => f.write_str(m),
         }
     }
 }
 
 impl From<io::Error> for PgError {
     fn from(e: io::Error) -> Self {
-        PgError::Io(net::lost(&e))
+        match net::cut_of(&e) {
+            Some(c) => PgError::Cut {
+                fault: c.fault,
+                message: c.message,
+            },
+            None => PgError::Io(net::lost(&e)),
+        }
+    }
+}
+
+impl PgError {
+    fn fault(&self) -> Option<Fault> {
+        match self {
+            PgError::Cut { fault, .. } => Some(*fault),
+            _ => None,
+        }
     }
 }
 
@@ -254,11 +275,20 @@ impl PgWire {
     }
 
     /// Runs SQL text (several statements allowed) and calls `row` for every row, columns as
-    /// text (None for NULL). Reads to the end even after an error, which it then returns.
-    pub fn simple_query(&mut self, sql: &str, mut row: impl FnMut(&[Option<&[u8]>])) -> Result<()> {
+    /// text (None for NULL). Reads to the end even after an error, which it then returns. Rows
+    /// past `keep` end the statement (`Fault::TooMuch`) and the connection.
+    pub fn simple_query(
+        &mut self,
+        sql: &str,
+        budget: Budget,
+        keep: Keep,
+        mut row: impl FnMut(&[Option<&[u8]>]),
+    ) -> Result<()> {
         self.begin(b'Q');
         self.put_cstr(sql);
+        self.net.begin(budget);
         self.finish_send()?;
+        let mut tally = Tally::new(keep);
         self.until_ready(|t, body| {
             if t == b'D' {
                 // Setup and maintenance only: a Vec per row is fine here.
@@ -268,6 +298,10 @@ impl PgWire {
                 for _ in 0..n {
                     cols.push(r.value()?);
                 }
+                tally.row(&cols).map_err(|message| PgError::Cut {
+                    fault: Fault::TooMuch,
+                    message,
+                })?;
                 row(&cols);
             }
             Ok(())
@@ -277,15 +311,16 @@ impl PgWire {
     /// Runs one statement as SQL text (simple query protocol, not prepared) and walks every
     /// value of every row in place, as `execute` does. Returns (rows read, the command tag's
     /// count).
-    pub fn simple_query_walk(&mut self, sql: &str) -> Result<(u64, u64)> {
+    pub fn simple_query_walk(&mut self, sql: &str, budget: Budget) -> Result<(u64, u64)> {
         self.begin(b'Q');
         self.put_cstr(sql);
+        self.net.begin(budget);
         self.finish_send()?;
         self.walk_rows()
     }
 
     /// Prepares `sql` as a named statement and learns the parameter types the server inferred.
-    pub fn prepare(&mut self, sql: &str) -> Result<Prepared> {
+    pub fn prepare(&mut self, sql: &str, budget: Budget) -> Result<Prepared> {
         let name = format!("dbperf{}", self.named);
         self.named += 1;
         self.begin(b'P');
@@ -299,6 +334,7 @@ impl PgWire {
         self.end_message();
         self.add(b'S');
         self.end_message();
+        self.net.begin(budget);
         self.flush()?;
         let mut types = Vec::new();
         self.until_ready(|t, body| {
@@ -317,7 +353,12 @@ impl PgWire {
     /// Binds and executes a prepared statement, walking every value of every row (handed to
     /// `black_box`, as a client using them would touch them). Returns (rows read, the count in
     /// the command tag: rows inserted, updated, deleted or selected).
-    pub fn execute(&mut self, st: &Prepared, params: &[Param]) -> Result<(u64, u64)> {
+    pub fn execute(
+        &mut self,
+        st: &Prepared,
+        params: &[Param],
+        budget: Budget,
+    ) -> Result<(u64, u64)> {
         if params.len() != st.types.len() {
             return Err(PgError::Io(format!(
                 "the statement takes {} parameters, {} given",
@@ -358,6 +399,7 @@ impl PgWire {
         self.end_message();
         self.add(b'S');
         self.end_message();
+        self.net.begin(budget);
         self.flush()?;
         self.walk_rows()
     }
@@ -423,7 +465,13 @@ impl PgWire {
                 // Notices, parameter changes, notifications: nothing dbperf acts on.
                 b'N' | b'S' | b'A' | b'K' => {}
                 _ if error.is_some() => {}
-                _ => f(t, body)?,
+                _ => {
+                    if let Err(e) = f(t, body) {
+                        // Stopped in the middle of the reply: the rest is never read.
+                        self.net.abandon(e.to_string(), e.fault());
+                        return Err(e);
+                    }
+                }
             }
         }
     }

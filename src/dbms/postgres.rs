@@ -4,7 +4,9 @@
 //! strings and timestamps as text.
 
 use super::pg_wire::{PgError, PgWire, Prepared};
-use super::{Conn, DbError, Dbms, Dialect, Endpoint, Param, StmtId, Timeouts};
+use super::{
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, StmtId, Timeouts, KEEP, SKIP,
+};
 
 /// Errors that are worth counting and going on by default: serialization failure and deadlock
 /// (what pgbench retries), lock not available, and a unique violation (sysbench's PostgreSQL
@@ -15,17 +17,19 @@ pub fn transient_sqlstate(code: &str) -> bool {
 }
 
 fn map_err(e: PgError) -> DbError {
-    let (transient, code) = match &e {
+    let (transient, code, fault) = match &e {
         // A FATAL error ended the session: nothing to go on with, whatever its code.
         PgError::Server { code, fatal, .. } => {
-            (!fatal && transient_sqlstate(code), Some(code.clone()))
+            (!fatal && transient_sqlstate(code), Some(code.clone()), None)
         }
-        PgError::Io(_) => (false, None),
+        PgError::Io(_) => (false, None, None),
+        PgError::Cut { fault, .. } => (false, None, Some(*fault)),
     };
     DbError {
         message: e.to_string(),
         transient,
         code,
+        fault,
     }
 }
 
@@ -36,18 +40,20 @@ pub fn ping(ep: &Endpoint) -> bool {
     let quick = Timeouts {
         connect: std::time::Duration::from_secs(5),
         statement: std::time::Duration::from_secs(5),
-        stop: None,
+        ..Timeouts::default()
     };
     match PgWire::connect(ep, quick) {
         Ok(_) => true,
         Err(PgError::Server { code, .. }) => code != "57P03",
-        Err(PgError::Io(_)) => false,
+        Err(PgError::Io(_) | PgError::Cut { .. }) => false,
     }
 }
 
 pub struct PgConn {
     wire: PgWire,
     stmts: Vec<Prepared>,
+    /// How long its statements may take (`Conn::set_budget`); `execute_batch` is always long.
+    budget: Budget,
 }
 
 impl PgConn {
@@ -56,36 +62,60 @@ impl PgConn {
     }
 
     pub fn connect_with(ep: &Endpoint, timeouts: Timeouts) -> Result<PgConn, DbError> {
-        let wire = PgWire::connect(ep, timeouts).map_err(|e| DbError {
-            message: format!("cannot connect to PostgreSQL ({}): {e}", ep.describe()),
-            transient: false,
-            code: None,
+        let wire = PgWire::connect(ep, timeouts).map_err(|e| {
+            let mut d = map_err(e);
+            d.message = format!(
+                "cannot connect to PostgreSQL ({}): {}",
+                ep.describe(),
+                d.message
+            );
+            d.transient = false;
+            d.code = None;
+            d
         })?;
         Ok(PgConn {
             wire,
             stmts: Vec::new(),
+            budget: Budget::Operation,
         })
     }
 
-    /// First column of every row, as text ("" for NULL).
-    pub fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+    /// First column of every row, as text ("" for NULL); within `keep`.
+    pub fn query_strings(&mut self, sql: &str, keep: Keep) -> Result<Vec<String>, DbError> {
         let mut out = Vec::new();
-        self.wire
-            .simple_query(sql, |cols| {
-                let v = cols.first().copied().flatten().unwrap_or_default();
-                out.push(String::from_utf8_lossy(v).into_owned());
-            })
-            .map_err(map_err)?;
+        self.wire_rows_kept(sql, keep, |cols| {
+            let v = cols.first().copied().flatten().unwrap_or_default();
+            out.push(String::from_utf8_lossy(v).into_owned());
+        })?;
         Ok(out)
     }
 
-    /// Runs SQL text, handing each row's columns to `row`.
+    /// Runs SQL text, handing each row's columns to `row`, which bounds what it keeps (the
+    /// history's queries); the rows themselves are not capped here.
     pub fn wire_rows(
         &mut self,
         sql: &str,
         row: impl FnMut(&[Option<&[u8]>]),
     ) -> Result<(), DbError> {
-        self.wire.simple_query(sql, row).map_err(map_err)
+        let all = Keep {
+            rows: u64::MAX,
+            value: usize::MAX,
+            total: usize::MAX,
+        };
+        self.wire_rows_kept(sql, all, row)
+    }
+
+    /// Runs SQL text, handing each row's columns to `row`; more rows or bytes than `keep` fail
+    /// the statement (`Fault::TooMuch`) and close the connection.
+    pub fn wire_rows_kept(
+        &mut self,
+        sql: &str,
+        keep: Keep,
+        row: impl FnMut(&[Option<&[u8]>]),
+    ) -> Result<(), DbError> {
+        self.wire
+            .simple_query(sql, self.budget, keep, row)
+            .map_err(map_err)
     }
 
     /// (rows read, the command tag's count)
@@ -94,18 +124,21 @@ impl PgConn {
             message: format!("no statement {stmt}"),
             transient: false,
             code: None,
+            fault: None,
         })?;
-        self.wire.execute(st, params).map_err(map_err)
+        self.wire.execute(st, params, self.budget).map_err(map_err)
     }
 }
 
 impl Conn for PgConn {
     fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.wire.simple_query(sql, |_| {}).map_err(map_err)
+        self.wire
+            .simple_query(sql, Budget::Long, SKIP, |_| {})
+            .map_err(map_err)
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        let st = self.wire.prepare(sql).map_err(map_err)?;
+        let st = self.wire.prepare(sql, self.budget).map_err(map_err)?;
         self.stmts.push(st);
         Ok(self.stmts.len() - 1)
     }
@@ -119,32 +152,38 @@ impl Conn for PgConn {
     }
 
     fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
-        let (rows, count) = self.wire.simple_query_walk(sql).map_err(map_err)?;
+        let (rows, count) = self
+            .wire
+            .simple_query_walk(sql, self.budget)
+            .map_err(map_err)?;
         Ok(rows.max(count))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         let mut first: Option<Option<String>> = None;
-        self.wire
-            .simple_query(sql, |cols| {
-                if first.is_none() {
-                    first = Some(
-                        cols.first()
-                            .copied()
-                            .flatten()
-                            .map(|v| String::from_utf8_lossy(v).into_owned()),
-                    );
-                }
-            })
-            .map_err(map_err)?;
+        self.wire_rows_kept(sql, KEEP, |cols| {
+            if first.is_none() {
+                first = Some(
+                    cols.first()
+                        .copied()
+                        .flatten()
+                        .map(|v| String::from_utf8_lossy(v).into_owned()),
+                );
+            }
+        })?;
         match first.flatten() {
             None => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| DbError {
                 message: format!("expected an integer, got '{}'", super::shown(&v)),
                 transient: false,
                 code: None,
+                fault: None,
             }),
         }
+    }
+
+    fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
     }
 }
 
@@ -188,7 +227,7 @@ impl Dbms for Postgres {
     }
 
     fn version(&self) -> anyhow::Result<String> {
-        Ok(self.pg()?.query_strings("SELECT version()")?.join(""))
+        Ok(self.pg()?.query_strings("SELECT version()", KEEP)?.join(""))
     }
 
     fn config_name(&self) -> &str {
@@ -201,6 +240,7 @@ impl Dbms for Postgres {
              FROM pg_settings WHERE source NOT IN ('default', 'override') \
              OR name IN ('data_checksums', 'block_size', 'wal_block_size', 'wal_segment_size') \
              ORDER BY name",
+            KEEP,
         )?;
         let mut out = self.config_file.clone();
         // The initdb-time settings are listed whatever their source: they differ between
@@ -253,7 +293,7 @@ impl Dbms for Postgres {
             .filter(|(_, since, _)| version >= *since)
             .map(|(view, _, filter)| {
                 let sql = format!("SELECT row_to_json(v)::text FROM {view} v{filter}");
-                let text = match c.query_strings(&sql) {
+                let text = match c.query_strings(&sql, KEEP) {
                     Ok(rows) => rows.iter().map(|r| format!("{r}\n")).collect(),
                     Err(e) => format!("could not be read: {e}\n"),
                 };
@@ -330,7 +370,7 @@ impl Dbms for Postgres {
         let mut out = Vec::new();
         for q in sql {
             let mut pair: Option<(String, f64)> = None;
-            c.wire_rows(&q, |cols| {
+            c.wire_rows_kept(&q, KEEP, |cols| {
                 if let (Some(Some(k)), Some(Some(v))) = (cols.first(), cols.get(1)) {
                     if let Ok(v) = String::from_utf8_lossy(v).parse::<f64>() {
                         pair = Some((String::from_utf8_lossy(k).into_owned(), v));
@@ -379,6 +419,7 @@ impl Dbms for Postgres {
                             message: "a VACUUM thread panicked".into(),
                             transient: false,
                             code: None,
+                            fault: None,
                         };
                         ("VACUUM".into(), Err(e))
                     })

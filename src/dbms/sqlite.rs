@@ -117,23 +117,26 @@ pub struct Sqlite {
 impl Sqlite {
     pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Sqlite> {
         let config_name = target.config.clone();
-        let declared: Option<Vec<(String, String)>> = target.config_text.as_ref().map(|text| {
-            text.lines()
-                .map(|l| l.trim())
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(|l| match l.split_once('=') {
-                    Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
-                    None => (l.to_string(), String::new()),
-                })
-                .collect()
-        });
+        // (pragma, value, line of the config text it came from: None for --pragma).
+        let declared: Option<Vec<(String, String, Option<usize>)>> =
+            target.config_text.as_ref().map(|text| {
+                text.lines()
+                    .enumerate()
+                    .map(|(i, l)| (i + 1, l.trim()))
+                    .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+                    .map(|(n, l)| match l.split_once('=') {
+                        Some((k, v)) => (k.trim().to_string(), v.trim().to_string(), Some(n)),
+                        None => (l.to_string(), String::new(), Some(n)),
+                    })
+                    .collect()
+            });
         let builtin = CONFIGS.iter().find(|c| c.name == config_name).map(|c| {
             c.pragmas
                 .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (k.to_string(), v.to_string(), None))
                 .collect()
         });
-        let Some(base): Option<Vec<(String, String)>> = declared.or(builtin) else {
+        let Some(base): Option<Vec<(String, String, Option<usize>)>> = declared.or(builtin) else {
             let names: Vec<&str> = CONFIGS.iter().map(|c| c.name).collect();
             return bad_input(format!(
                 "unknown SQLite config '{config_name}'; built-in configs are: {} (or declare \
@@ -141,35 +144,52 @@ impl Sqlite {
                 names.join(", ")
             ));
         };
+        let flags = target
+            .settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone(), None));
         let mut pragmas: Vec<(String, String)> = Vec::new();
-        for (k, v) in base.iter().chain(target.settings.iter()) {
+        for (k, v, line) in base.into_iter().chain(flags) {
             let k = k.to_ascii_lowercase();
+            // A config's text may come from a file dbperf.toml names, which need not be a
+            // config at all: its lines are named by number, never quoted.
             if !KNOWN_PRAGMAS.contains(&k.as_str()) {
-                return bad_input(format!(
-                    "unknown SQLite pragma '{k}'; dbperf accepts: {}",
-                    KNOWN_PRAGMAS.join(", ")
-                ));
+                return bad_input(match line {
+                    Some(n) => format!(
+                        "config '{config_name}', line {n}: not a SQLite pragma dbperf accepts \
+                         ({})",
+                        KNOWN_PRAGMAS.join(", ")
+                    ),
+                    None => format!(
+                        "unknown SQLite pragma '{k}'; dbperf accepts: {}",
+                        KNOWN_PRAGMAS.join(", ")
+                    ),
+                });
             }
             if v.is_empty()
                 || !v
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             {
-                return bad_input(format!(
-                    "pragma {k} needs a plain value (letters, digits, '-' or '_'), got '{v}'"
-                ));
+                return bad_input(match line {
+                    Some(n) => format!(
+                        "config '{config_name}', line {n}: pragma {k} needs a plain value \
+                         (letters, digits, '-' or '_')"
+                    ),
+                    None => format!(
+                        "pragma {k} needs a plain value (letters, digits, '-' or '_'), got '{v}'"
+                    ),
+                });
             }
             match pragmas.iter_mut().find(|(pk, _)| *pk == k) {
-                Some(p) => p.1 = v.clone(),
-                None => pragmas.push((k, v.clone())),
+                Some(p) => p.1 = v,
+                None => pragmas.push((k, v)),
             }
         }
         let busy_ms = match pragmas.iter().find(|(k, _)| k == "busy_timeout") {
             Some((_, v)) => match v.parse::<u64>() {
                 Ok(ms) => ms,
-                Err(_) => {
-                    return bad_input(format!("busy_timeout must be milliseconds, got '{v}'"))
-                }
+                Err(_) => return bad_input("busy_timeout must be a whole number of milliseconds"),
             },
             None => 0,
         };
@@ -215,6 +235,7 @@ impl Sqlite {
                             message: format!("SQLite refused journal_mode={v} (it is {got})"),
                             transient: false,
                             code: None,
+                            fault: None,
                         });
                     }
                 }
@@ -261,6 +282,7 @@ fn map_err(e: rusqlite::Error) -> DbError {
         message: e.to_string(),
         transient,
         code,
+        fault: None,
     }
 }
 
@@ -351,6 +373,7 @@ impl Dbms for Sqlite {
             message: format!("{e:#}"),
             transient: false,
             code: None,
+            fault: None,
         })?;
         conn.execute_batch("ANALYZE")?;
         done.push("ANALYZE".to_string());

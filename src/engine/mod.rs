@@ -10,7 +10,7 @@ pub mod recorder;
 mod tests;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::thread;
@@ -51,7 +51,14 @@ pub struct OpError {
     pub kind: usize,
     pub message: String,
     pub class: ErrorClass,
+    /// The error itself, when the step's failure should carry it to the run (which acts on its
+    /// type, found by downcast: see `StepMeasurement::cause`).
+    pub cause: Option<Cause>,
 }
+
+/// What a step failed of, for whoever runs the step to tell by its type; the engine only
+/// carries it.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
 
 /// What an error did to the run: counted per class and operation type (docs/metrics.md,
 /// "Errors").
@@ -148,6 +155,8 @@ pub struct StepMeasurement {
     pub per_second: Vec<(u64, u64)>,
     pub seconds: usize,
     pub failure: Option<String>,
+    /// What `failure` was, when it is known as a value.
+    pub cause: Option<Cause>,
     pub interrupted: bool,
 }
 
@@ -166,7 +175,7 @@ struct Shared {
     abort: AtomicBool,
     primaries_left: AtomicUsize,
     primaries_done: AtomicBool,
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<(String, Option<Cause>)>>,
     ready: Barrier,
     go: Barrier,
     start: OnceLock<Instant>,
@@ -174,9 +183,14 @@ struct Shared {
 
 impl Shared {
     fn fail(&self, msg: String) {
+        self.fail_with(msg, None);
+    }
+
+    /// The step's first failure wins; every role stops.
+    fn fail_with(&self, msg: String, cause: Option<Cause>) {
         let mut f = self.failure.lock().unwrap();
         if f.is_none() {
-            *f = Some(msg);
+            *f = Some((msg, cause));
         }
         self.abort.store(true, Ordering::SeqCst);
     }
@@ -222,15 +236,30 @@ fn new_slots(nkinds: usize) -> Intervals {
     )
 }
 
-/// Fails a step that has stopped making progress: no operation completed (nor failed) for
-/// `quiet`, and `alive` says the target does not answer either. A target that answers resets
-/// the clock (a single operation may be long: an index build).
+/// Fails a step that has stopped making progress, two ways:
+/// * no operation completed (nor failed) for `quiet`, and `alive` says the target does not
+///   answer either. A target that answers resets this clock;
+/// * one operation (with its bookkeeping, `Role::before_op`) has been under way for `op_limit`,
+///   whether or not the target answers: a statement a server keeps alive with a trickle, a
+///   connection stuck where no socket deadline reaches.
 pub struct Watchdog {
     pub quiet: Duration,
     /// Whether the target still answers; may take up to about `quiet` to say.
     pub alive: Box<dyn Fn() -> bool + Send>,
-    /// What the step's failure says when the target does not answer.
+    /// The step's failure when the target does not answer.
+    pub no_answer: Failure,
+    /// The longest one operation may be under way: the step's statements' deadline and a
+    /// margin (a long one for steps that build indexes or load).
+    pub op_limit: Duration,
+    /// The step's failure when an operation is under way past `op_limit`.
+    pub overdue: Failure,
+}
+
+/// A step's failure decided outside its roles: its sentence and what it was.
+#[derive(Debug, Clone)]
+pub struct Failure {
     pub message: String,
+    pub cause: Option<Cause>,
 }
 
 /// Runs one step to its end and returns what was measured. Never panics on role failures: a
@@ -273,16 +302,19 @@ pub fn run_step_watched(
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let mut handles = Vec::with_capacity(nroles);
     let mut all_intervals: Vec<Intervals> = Vec::with_capacity(nroles);
+    let mut all_busy: Vec<Arc<Busy>> = Vec::with_capacity(nroles);
     for (index, spec) in plan.roles.into_iter().enumerate() {
         let intervals = new_slots(nkinds);
         all_intervals.push(intervals.clone());
+        let busy = Arc::new(Busy::default());
+        all_busy.push(busy.clone());
         let shared = shared.clone();
         let done_tx = done_tx.clone();
         let name = spec.name.clone();
         let h = thread::Builder::new()
             .name(name)
             .spawn(move || {
-                let (report, role) = run_role(spec, &shared, &intervals, nkinds);
+                let (report, role) = run_role(spec, &shared, &intervals, &busy, nkinds);
                 let _ = done_tx.send(index);
                 // Closing the connection (for SQLite in WAL mode: a checkpoint) happens after the
                 // role reported its end, so it is not part of the measured step time. A role
@@ -354,12 +386,17 @@ pub fn run_step_watched(
                     last_progress = Instant::now();
                 }
                 if let Some(w) = &watchdog {
-                    if last_progress.elapsed() >= w.quiet {
+                    let overdue = all_busy.iter().any(|b| b.under_way_for(start) > w.op_limit);
+                    if overdue {
+                        shared.fail_with(w.overdue.message.clone(), w.overdue.cause.clone());
+                        give_up = Some(later(w.quiet));
+                    } else if last_progress.elapsed() >= w.quiet {
                         if (w.alive)() {
                             last_progress = Instant::now();
                         } else {
-                            shared.fail(w.message.clone());
-                            give_up = Some(Instant::now() + w.quiet);
+                            shared
+                                .fail_with(w.no_answer.message.clone(), w.no_answer.cause.clone());
+                            give_up = Some(later(w.quiet));
                         }
                     }
                 }
@@ -397,15 +434,23 @@ pub fn run_step_watched(
             Err(_) => shared.fail("a role thread panicked".to_string()),
         }
     }
-    let failure = shared.failure.lock().unwrap().take();
+    let (failure, cause) = shared.failure.lock().unwrap().take().unzip();
     StepMeasurement {
         duration: elapsed,
         kinds,
         per_second,
         seconds: full_seconds as usize,
         failure,
+        cause: cause.flatten(),
         interrupted: interrupt.load(Ordering::SeqCst),
     }
+}
+
+/// `d` from now; a duration too long for the clock is a year (options bound it far below).
+fn later(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400))
 }
 
 fn plan_target(t: &Option<f64>, k: Option<usize>) -> Option<(f64, usize)> {
@@ -469,10 +514,37 @@ fn collect_second(
     }
 }
 
+/// When a role's current operation began, for the watchdog: nanoseconds since the step's start
+/// plus one, 0 between operations. On its own cache line: every role writes its own twice per
+/// operation.
+#[derive(Default)]
+#[repr(align(64))]
+struct Busy(AtomicU64);
+
+impl Busy {
+    fn begin(&self, now: Duration) {
+        let ns = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX - 1);
+        self.0.store(ns + 1, Ordering::Relaxed);
+    }
+
+    fn end(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
+    /// How long the current operation has been under way (zero between operations).
+    fn under_way_for(&self, start: Instant) -> Duration {
+        match self.0.load(Ordering::Relaxed) {
+            0 => Duration::ZERO,
+            at => start.elapsed().saturating_sub(Duration::from_nanos(at - 1)),
+        }
+    }
+}
+
 fn run_role(
     spec: RoleSpec,
     shared: &Shared,
     intervals: &Intervals,
+    busy: &Busy,
     nkinds: usize,
 ) -> (Vec<Option<KindStats>>, Option<Box<dyn Role>>) {
     let mut stats: Vec<Option<KindStats>> = (0..nkinds).map(|_| None).collect();
@@ -488,7 +560,9 @@ fn run_role(
     let role = match catch_unwind(AssertUnwindSafe(make)) {
         Ok(Ok(r)) => Some(r),
         Ok(Err(e)) => {
-            shared.fail(format!("{name}: could not start: {e:#}"));
+            let message = format!("{name}: could not start: {e:#}");
+            let cause: Box<dyn std::error::Error + Send + Sync> = e.into();
+            shared.fail_with(message, Some(Cause::from(cause)));
             None
         }
         Err(p) => {
@@ -507,17 +581,14 @@ fn run_role(
         pacer::tighten_timer_slack();
         let closed = matches!(pace, Pace::Closed);
         let ran = catch_unwind(AssertUnwindSafe(|| {
-            role_loop(
-                &name,
-                role.as_mut(),
-                pace,
-                lifetime,
-                permits_to,
+            let run = RoleRun {
+                name: &name,
                 shared,
                 intervals,
-                &mut stats,
+                busy,
                 start,
-            )
+            };
+            role_loop(&run, role.as_mut(), pace, lifetime, permits_to, &mut stats)
         }));
         if let Err(p) = ran {
             shared.fail(format!("{name}: panicked: {}", panic_text(&p)));
@@ -536,18 +607,32 @@ fn run_role(
     (stats, role)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a role's loop reports to, besides its own counts.
+#[derive(Clone, Copy)]
+struct RoleRun<'a> {
+    name: &'a str,
+    shared: &'a Shared,
+    intervals: &'a Intervals,
+    busy: &'a Busy,
+    /// The step's start, shared by every role.
+    start: Instant,
+}
+
 fn role_loop(
-    name: &str,
+    run: &RoleRun,
     role: &mut dyn Role,
     pace: Pace,
     lifetime: Lifetime,
     permits_to: Option<SyncSender<Duration>>,
-    shared: &Shared,
-    intervals: &Intervals,
     stats: &mut [Option<KindStats>],
-    start: Instant,
 ) {
+    let RoleRun {
+        name,
+        shared,
+        intervals,
+        busy,
+        start,
+    } = *run;
     let clock = RealClock { start };
     let stop = || {
         shared.stopping()
@@ -574,7 +659,10 @@ fn role_loop(
             },
             _ => Duration::MAX,
         };
-        if let Err(e) = role.before_op() {
+        busy.begin(clock.now());
+        let before = role.before_op();
+        busy.end();
+        if let Err(e) = before {
             if interrupted(shared) || record_error(name, e, clock.now(), shared, intervals, stats) {
                 break;
             }
@@ -582,7 +670,9 @@ fn role_loop(
         let begin = clock.now();
         // Closed loop: nothing was due before the operation started, so latency = service time.
         let due = due.min(begin);
+        busy.begin(begin);
         let result = role.op();
+        busy.end();
         let end = clock.now();
         match result {
             Ok(OpOutcome::Done { kind, rows }) => {
@@ -643,7 +733,7 @@ fn record_error(
         .errors += 1;
     let fatal = e.class == ErrorClass::Failed;
     if fatal {
-        shared.fail(format!("{name}: {}", e.message));
+        shared.fail_with(format!("{name}: {}", e.message), e.cause);
     }
     fatal
 }

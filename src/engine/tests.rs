@@ -159,6 +159,7 @@ impl Role for Failing {
                 kind: 0,
                 message: "disk full".into(),
                 class: ErrorClass::Failed,
+                cause: None,
             });
         }
         self.after -= 1;
@@ -269,6 +270,7 @@ impl Role for CutShort {
             kind: 0,
             message: "stopped waiting for the server".into(),
             class: ErrorClass::Failed,
+            cause: None,
         })
     }
 }
@@ -413,4 +415,124 @@ fn a_primary_that_panics_ends_the_step_and_its_background_roles() {
     let m = within(10, plan).expect("the step ended");
     let f = m.failure.unwrap();
     assert!(f.contains("ins: panicked: scripted role panic"), "{f}");
+}
+
+#[derive(Debug)]
+struct Marker;
+
+impl std::fmt::Display for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("marker")
+    }
+}
+
+impl std::error::Error for Marker {}
+
+/// A watchdog whose target always answers (so only the limit on one operation can fire); roles
+/// still stuck 1 s after it fired are left behind.
+fn answering(op_limit: Duration) -> Watchdog {
+    Watchdog {
+        quiet: Duration::from_secs(1),
+        alive: Box::new(|| true),
+        no_answer: Failure {
+            message: "no answer".into(),
+            cause: None,
+        },
+        op_limit,
+        overdue: Failure {
+            message: "overdue".into(),
+            cause: Some(Arc::new(Marker)),
+        },
+    }
+}
+
+#[test]
+fn an_operation_under_way_past_its_limit_fails_the_step_while_the_target_answers() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![
+            // Other connections keep completing operations: the step is not quiet.
+            spec(
+                "busy",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(u64::MAX, 0, 1, Duration::from_millis(1), &done),
+            ),
+            spec(
+                "stuck",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(1, 0, 1, Duration::from_secs(20), &done),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let t = Instant::now();
+    let m = run_step_watched(
+        plan,
+        &mut (),
+        &no_interrupt(),
+        Some(answering(Duration::from_secs(1))),
+    );
+    assert_eq!(m.failure.as_deref(), Some("overdue"));
+    assert!(m.cause.as_deref().is_some_and(|c| c.is::<Marker>()));
+    // The stuck role is left behind: the step ends after the limit, not after its 20 s.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(done.load(Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn a_paced_role_waiting_for_its_next_operation_is_not_overdue() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![spec(
+            "slow",
+            Pace::Rate { ops_per_s: 0.5 },
+            Lifetime::Primary,
+            counter(2, 0, 1, Duration::ZERO, &done),
+        )],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    // Two instant operations 2 s apart: waiting for the second is not an operation under way.
+    let m = run_step_watched(
+        plan,
+        &mut (),
+        &no_interrupt(),
+        Some(answering(Duration::from_millis(500))),
+    );
+    assert_eq!(m.failure, None);
+    assert_eq!(done.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_roles_failure_carries_its_cause() {
+    struct Fails;
+    impl Role for Fails {
+        fn op(&mut self) -> Result<OpOutcome, OpError> {
+            Err(OpError {
+                kind: 0,
+                message: "boom".into(),
+                class: ErrorClass::Failed,
+                cause: Some(Arc::new(Marker)),
+            })
+        }
+    }
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![spec(
+            "r",
+            Pace::Closed,
+            Lifetime::Primary,
+            Box::new(|| Ok(Box::new(Fails) as Box<dyn Role>)),
+        )],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let m = run_step(plan, &mut (), &no_interrupt());
+    assert_eq!(m.failure.as_deref(), Some("r: boom"));
+    assert!(m.cause.as_deref().is_some_and(|c| c.is::<Marker>()));
 }

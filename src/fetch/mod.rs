@@ -557,40 +557,25 @@ pub(crate) fn output(
     Ok(o)
 }
 
-/// Runs `binary --version` (bounded: 30 s), so a build whose libraries cannot be found is
-/// refused before it is cached; `expect` must appear in what it prints.
+/// Runs `binary --version` (bounded, see `server::probe`), so a build whose libraries cannot be
+/// found is refused before it is cached; `expect` must appear in what it prints. As root it runs
+/// as the server user: a download is never executed as root.
 pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> {
-    use std::time::{Duration, Instant};
-    let mut child = std::process::Command::new(binary)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", binary.display()))?;
-    let start = Instant::now();
-    while child.try_wait()?.is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = child.wait();
-            anyhow::bail!("{} --version did not finish within 30 s", binary.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = child.wait_with_output()?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    if !o.status.success() || !text.contains(expect) {
+    let user = crate::server::process::server_user(None)?;
+    let a = crate::server::probe::ask(
+        binary,
+        &["--version"],
+        user.as_ref(),
+        crate::server::probe::DEADLINE,
+    )?;
+    if !a.success || !a.text.contains(expect) {
         anyhow::bail!(
             "{} --version does not say {expect}: {}",
             binary.display(),
-            text.trim()
+            crate::dbms::shown(a.text.trim())
         );
     }
-    Ok(text.trim().to_string())
+    Ok(a.text.trim().to_string())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::analysis::variance;
 use crate::error::BadInput;
-use crate::report::input::parse_series;
+use crate::report::input::{read_series, Series};
 use crate::results::{self, RunFile, StepFile};
 
 /// One run of one target, as the `dbperf_runs` table holds it.
@@ -75,7 +75,7 @@ pub fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn walk(p: &Path, depth: u32, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if p.join("run.json").is_file() {
+    if results::present(&p.join("run.json")) {
         out.push(p.to_path_buf());
         return Ok(());
     }
@@ -104,7 +104,7 @@ pub fn read(dir: &Path) -> anyhow::Result<Imported> {
         if !seen.insert(step.as_str()) {
             continue;
         }
-        if !dir.join("steps").join(format!("{step}.json")).is_file() {
+        if !results::present(&dir.join("steps").join(format!("{step}.json"))) {
             skipped.push(format!("{step}: not run"));
             continue;
         }
@@ -113,11 +113,21 @@ pub fn read(dir: &Path) -> anyhow::Result<Imported> {
             skipped.push(format!("{step}: {}", s.status));
             continue;
         }
-        let series = s
+        // A series that cannot be read (missing, damaged, not a plain name beside the step
+        // file, over the caps) only costs the step its `cv_per_s`, as the report shows no chart.
+        let series = match s
             .series_file
             .as_ref()
-            .and_then(|f| std::fs::read_to_string(dir.join("steps").join(f)).ok());
-        step_rows(&s, series.as_deref(), &mut rows);
+            .map(|f| results::beside(&dir.join("steps"), f).and_then(|p| read_series(&p)))
+        {
+            Some(Ok(series)) => Some(series),
+            Some(Err(e)) => {
+                skipped.push(format!("{step}: per-second series left out: {e}"));
+                None
+            }
+            None => None,
+        };
+        step_rows(&s, series.as_ref(), &mut rows);
     }
     Ok(Imported {
         run: record,
@@ -271,7 +281,7 @@ fn push(
     }
 }
 
-fn step_rows(s: &StepFile, series: Option<&str>, rows: &mut Vec<Measurement>) {
+fn step_rows(s: &StepFile, parsed: Option<&Series>, rows: &mut Vec<Measurement>) {
     let st = s.step.as_str();
     push(
         rows,
@@ -327,7 +337,6 @@ fn step_rows(s: &StepFile, series: Option<&str>, rows: &mut Vec<Measurement>) {
             &format!("KB {per}"),
         );
     }
-    let parsed = series.map(parse_series);
     for (op, o) in &s.ops {
         push(rows, st, op, "ops_per_s", Some(o.ops_per_s), "ops/s");
         if o.rows != o.count {
@@ -341,7 +350,7 @@ fn step_rows(s: &StepFile, series: Option<&str>, rows: &mut Vec<Measurement>) {
         }
         // How steady the rate was inside the run: a change here is a change in spread that
         // the run's mean hides.
-        let cv = parsed.as_ref().and_then(|p| {
+        let cv = parsed.and_then(|p| {
             let k = p.kind(op)?;
             let full: Vec<f64> = k
                 .rate

@@ -7,6 +7,7 @@ use anyhow::Context;
 use super::location::Location;
 use crate::dbms::postgres::PgConn;
 use crate::dbms::Conn;
+use crate::error::BadInput;
 
 /// A row as text: NULL is None.
 pub type Row = Vec<Option<String>>;
@@ -22,14 +23,43 @@ pub trait Store {
 pub fn open(loc: &Location) -> anyhow::Result<Box<dyn Store>> {
     match loc {
         Location::Sqlite(path) => {
+            // Only a regular file (or none yet): SQLite would block reading a FIFO.
+            if let Ok(m) = std::fs::metadata(path) {
+                if !m.is_file() {
+                    return Err(BadInput(format!(
+                        "--db {} is not a regular file, so not an SQLite database",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
             let conn = rusqlite::Connection::open(path)
                 .with_context(|| format!("cannot open the history database {}", path.display()))?;
+            // SQLite reads the file only at the first statement: a file that is not a database
+            // is the user's mistake (exit 2), found here by its error code.
+            if let Err(rusqlite::Error::SqliteFailure(e, _)) =
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+            {
+                if e.code == rusqlite::ErrorCode::NotADatabase {
+                    return Err(BadInput(format!(
+                        "--db {} is not an SQLite database (nor empty); give a history database \
+                         or a new file name",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
             // Another dbperf importing at the same time waits for it instead of failing.
             conn.busy_timeout(std::time::Duration::from_secs(30))?;
             Ok(Box::new(Sqlite(conn)))
         }
         Location::Postgres(ep) => {
             let mut conn = PgConn::connect(ep).map_err(|e| anyhow::anyhow!("{e}"))?;
+            // Its statements are bounded by the server's statement_timeout below, not by a
+            // benchmark statement's.
+            conn.set_budget(crate::dbms::Budget::Long);
             // Literals are quoted the standard way (no backslash escapes), whatever the server's
             // default; and a lock held by another importer is waited for, boundedly.
             conn.execute_batch(

@@ -937,3 +937,73 @@ fn monitor_on_a_vm_without_cpufreq_just_says_so() {
 fn m_fingerprint(r: &Roots) -> &'static Fingerprint {
     Box::leak(Box::new(fingerprint(r, &[])))
 }
+
+/// A state file is what undo writes into kernel files as root: one that names a file outside
+/// the sysfs and procfs roots, that is a link, or that another user could have written is
+/// refused before anything is written.
+#[test]
+fn undo_writes_only_kernel_settings_from_a_state_file_of_its_own() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let (d, r) = fixture("acpi-boost-on");
+    let state = d.path().join("s.json");
+    let mut q = req();
+    q.swappiness = Some(1);
+    tune::tune(&r, &q, &state, false).unwrap();
+    let good = fs::read_to_string(&state).unwrap();
+
+    // An entry naming a file outside the roots (here a file in the temp dir, standing for
+    // /etc/shadow) is refused and the file keeps its content.
+    let victim = d.path().join("victim");
+    fs::write(&victim, "secret\n").unwrap();
+    let mut s: serde_json::Value = serde_json::from_str(&good).unwrap();
+    s["entries"][0]["path"] = victim.display().to_string().into();
+    fs::write(&state, serde_json::to_string(&s).unwrap()).unwrap();
+    let e = err(tune::undo(&r, &state));
+    assert!(e.contains("not a kernel setting"), "{e}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "secret\n");
+    // Nor through `..` from inside the sysfs root.
+    let sneaky = r.sys.join("..").join("victim");
+    s["entries"][0]["path"] = sneaky.display().to_string().into();
+    fs::write(&state, serde_json::to_string(&s).unwrap()).unwrap();
+    assert!(err(tune::undo(&r, &state)).contains("not a kernel setting"));
+    // Nor through a link inside the sysfs root that leads out of it.
+    symlink(&victim, r.sys.join("planted")).unwrap();
+    s["entries"][0]["path"] = r.sys.join("planted").display().to_string().into();
+    fs::write(&state, serde_json::to_string(&s).unwrap()).unwrap();
+    assert!(err(tune::undo(&r, &state)).contains("not a kernel setting"));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "secret\n");
+
+    // The state file itself: a link, a file others may write, a FIFO.
+    fs::write(d.path().join("real.json"), &good).unwrap();
+    fs::remove_file(&state).unwrap();
+    symlink(d.path().join("real.json"), &state).unwrap();
+    assert!(err(tune::undo(&r, &state)).contains("symbolic link"));
+    fs::remove_file(&state).unwrap();
+    fs::write(&state, &good).unwrap();
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o666)).unwrap();
+    assert!(
+        err(tune::undo(&r, &state)).contains("others can write to it, so it is not dbperf's own")
+    );
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o644)).unwrap();
+    if crate::server::process::running_as_root() {
+        std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
+        assert!(err(tune::undo(&r, &state))
+            .contains("others can write to it, so it is not dbperf's own"));
+    }
+    fs::remove_file(&state).unwrap();
+    let fifo = std::ffi::CString::new(state.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert!(err(tune::undo(&r, &state)).contains("not a regular file"));
+    fs::remove_file(&state).unwrap();
+
+    // A link planted where tune writes its temporary file is replaced, not written through.
+    let tmp = d.path().join(".s.json.tmp");
+    symlink(&victim, &tmp).unwrap();
+    fs::write(&state, &good).unwrap();
+    tune::undo(&r, &state).unwrap();
+    tune::tune(&r, &q, &state, false).unwrap();
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "secret\n");
+    assert!(!tmp.exists());
+    tune::undo(&r, &state).unwrap();
+}

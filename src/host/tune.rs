@@ -681,6 +681,27 @@ fn read_own(path: &Path) -> std::io::Result<Vec<u8>> {
     crate::safe_fs::read_file_capped(f, STATE_MAX)
 }
 
+/// Whether undo may write to `p`: only kernel settings under the sysfs root or the procfs
+/// root's `sys/`, named without `.` or `..`, and still there once links are resolved (sysfs
+/// links stay inside sysfs). Anything else in a state file was not written by tune.
+fn is_kernel_setting(roots: &Roots, p: &Path) -> bool {
+    use std::path::Component;
+    if !p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return false;
+    }
+    let proc_sys = roots.proc.join("sys");
+    let Ok(real) = fs::canonicalize(p) else {
+        // A control this kernel no longer has: nothing is written, restore reports it.
+        return p.starts_with(&roots.sys) || p.starts_with(&proc_sys);
+    };
+    [&roots.sys, &proc_sys].iter().any(|root| {
+        p.starts_with(root) && fs::canonicalize(root).is_ok_and(|r| real.starts_with(r))
+    })
+}
+
 /// Writes the state file so that a crash leaves either the old or the new one: temporary file,
 /// fsync, rename, fsync of the directory. Its directory is made and checked like every
 /// directory dbperf writes into (src/safe_fs.rs), and the temporary file is made new.
@@ -907,6 +928,20 @@ pub fn undo(roots: &Roots, state_file: &Path) -> anyhow::Result<Report> {
             state_file.display()
         ));
     };
+    if let Some(e) = state
+        .entries
+        .iter()
+        .find(|e| !is_kernel_setting(roots, &e.path))
+    {
+        return bad_input(format!(
+            "{} names {}, which is not a kernel setting under {} or {}; nothing was restored \
+             (move the file away if it is not from dbperf host tune)",
+            state_file.display(),
+            e.path.display(),
+            roots.sys.display(),
+            roots.proc.join("sys").display()
+        ));
+    }
     if needs_root(&state.entries, euid()) {
         return bad_input("dbperf host undo restores kernel settings under /sys and /proc and must run as root (sudo dbperf host undo)");
     }

@@ -220,16 +220,12 @@ pub fn parse(text: &str) -> Vec<(String, u64)> {
 
 /// Reads a folded file, refusing one too large to be a profile.
 pub fn read(path: &Path) -> Result<Vec<(String, u64)>, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > MAX_FOLDED_BYTES {
-        return Err(format!(
-            "{} is {len} bytes, more than a profile dbperf reads ({MAX_FOLDED_BYTES})",
-            path.display()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let limit = crate::untrusted::Limit {
+        max: MAX_FOLDED_BYTES,
+        what: "a profile dbperf reads",
+        links: crate::untrusted::Links::Refuse,
+    };
+    let text = crate::untrusted::read_text(path, limit).map_err(|e| e.to_string())?;
     Ok(parse(&text))
 }
 

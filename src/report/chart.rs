@@ -103,6 +103,29 @@ const MR: f64 = 14.0;
 const MT: f64 = 26.0;
 const MB: f64 = 38.0;
 
+/// The most ticks an axis draws, whatever the values: values come from result files, and a tick
+/// loop must not be theirs to decide.
+const MAX_TICKS: usize = 64;
+
+/// `lo`, `lo + step`, ... up to `hi`, at most `MAX_TICKS` of them; just the ends when the step
+/// does not fit the span (not finite, not positive, or too small for it).
+fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi < lo {
+        return Vec::new();
+    }
+    let n = (hi - lo) / step;
+    if !(step.is_finite() && step > 0.0 && n.is_finite()) || n > MAX_TICKS as f64 {
+        return vec![lo, hi];
+    }
+    (0..=n.floor() as usize + 1)
+        .map(|i| lo + i as f64 * step)
+        .filter(|v| *v <= hi + step * 1e-6)
+        .collect()
+}
+
+/// Values far beyond any measurement (up to 1e300) keep an axis's arithmetic finite.
+const AXIS_LIMIT: f64 = 1e300;
+
 /// 1-2-5 steps giving about `n` intervals over [0, span].
 fn nice_step(span: f64, n: f64) -> f64 {
     if span <= 0.0 || !span.is_finite() {
@@ -166,13 +189,16 @@ pub fn line_svg(c: &LineChart) -> String {
         .lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite())
         .fold(0.0f64, f64::max)
-        .max(1.0);
+        .clamp(1.0, AXIS_LIMIT);
     let ys = c
         .lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
-        .filter(|v| v.is_finite() && (!c.log_y || *v > 0.0));
+        .filter(|v| v.is_finite() && (!c.log_y || *v > 0.0))
+        .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
+        .map(|v| if c.log_y { v.max(1.0 / AXIS_LIMIT) } else { v });
     let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
@@ -192,26 +218,24 @@ pub fn line_svg(c: &LineChart) -> String {
     let ph = H - MT - MB;
     let sx = |x: f64| ML + x / xmax * pw;
     // Linear from 0, or logarithmic over whole decades.
-    let (lo, hi, ticks): (f64, f64, Vec<f64>) = if c.log_y {
+    let (lo, hi, y_ticks): (f64, f64, Vec<f64>) = if c.log_y {
         let lo = 10f64.powf(ymin.log10().floor());
         let mut hi = 10f64.powf(ymax.log10().ceil());
         if hi <= lo {
             hi = lo * 10.0;
         }
-        let mut t = Vec::new();
-        let mut v = lo;
-        while v <= hi * 1.0001 {
-            t.push(v);
-            v *= 10.0;
-        }
+        // A tick per decade, or per few decades over a wide span (at most 600 decades here).
+        let decades = (hi.log10() - lo.log10()).round().max(1.0);
+        let every = (decades / 12.0).ceil();
+        let t = ticks(lo.log10(), hi.log10(), every)
+            .into_iter()
+            .map(|e| 10f64.powf(e.round()))
+            .collect();
         (lo, hi, t)
     } else {
         let step = nice_step(ymax * 1.05, 5.0);
         let hi = (ymax * 1.05 / step).ceil().max(1.0) * step;
-        let t = (0..=((hi / step).round() as usize))
-            .map(|i| i as f64 * step)
-            .collect();
-        (0.0, hi, t)
+        (0.0, hi, ticks(0.0, hi, step))
     };
     let sy = |y: f64| {
         let f = if c.log_y {
@@ -222,7 +246,7 @@ pub fn line_svg(c: &LineChart) -> String {
         MT + ph * (1.0 - f)
     };
     // Grid and axes.
-    for t in &ticks {
+    for t in &y_ticks {
         let y = sy(*t);
         let _ = write!(
             out,
@@ -237,8 +261,7 @@ pub fn line_svg(c: &LineChart) -> String {
         XAxis::Seconds => nice_step(xmax, 6.0),
         XAxis::Runs => nice_step(xmax, 6.0).max(1.0),
     };
-    let mut x = 0.0;
-    while x <= xmax + 1e-9 {
+    for x in ticks(0.0, xmax + 1e-9, xstep) {
         let px = sx(x);
         let _ = write!(
             out,
@@ -248,7 +271,6 @@ pub fn line_svg(c: &LineChart) -> String {
             H - MB + 16.0,
             axis_num(x)
         );
-        x += xstep;
     }
     let _ = write!(
         out,
@@ -381,7 +403,9 @@ pub fn bar_svg(c: &BarChart) -> String {
         .iter()
         .flat_map(|(_, v)| v.iter().flatten().copied())
         .filter(|v| v.is_finite());
-    let (mut lo, mut hi) = vals.fold((c.reference, c.reference), |(a, b), v| (a.min(v), b.max(v)));
+    let (mut lo, mut hi) = vals
+        .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
+        .fold((c.reference, c.reference), |(a, b), v| (a.min(v), b.max(v)));
     // The axis starts just below the smallest value, not at zero: differences of a few percent
     // stay visible (the original's charts and the blog posts do the same).
     let step = nice_step(hi - lo, 5.0).max(0.01);
@@ -410,8 +434,7 @@ pub fn bar_svg(c: &BarChart) -> String {
             esc(&t.name)
         );
     }
-    let mut v = lo;
-    while v <= hi + 1e-9 {
+    for v in ticks(lo, hi + 1e-9, step) {
         let x = sx(v);
         let _ = write!(
             out,
@@ -420,7 +443,6 @@ pub fn bar_svg(c: &BarChart) -> String {
             top + plot_h + 14.0,
             axis_num((v * 1000.0).round() / 1000.0)
         );
-        v += step;
     }
     let _ = write!(
         out,
@@ -580,6 +602,51 @@ mod tests {
             assert!(s.starts_with("<svg") && s.ends_with("</svg>"), "{s}");
             assert!(s.contains(">1<") && s.contains(">10<"), "{s}");
         }
+    }
+
+    /// Series values come from result files: huge, tiny and infinite values draw a chart with a
+    /// bounded number of ticks (they once made tick loops run for ever or allocate without end).
+    #[test]
+    fn extreme_values_draw_a_bounded_chart() {
+        let ts = targets(1);
+        let extremes = [
+            vec![(1e300, 1.0), (f64::INFINITY, 2.0)],
+            vec![(1.0, f64::MAX), (2.0, 5e-324)],
+            vec![(1.0, -f64::MAX), (2.0, f64::MAX)],
+            vec![(f64::MAX, f64::MIN_POSITIVE)],
+        ];
+        for points in extremes {
+            for log_y in [false, true] {
+                let s = line_svg(&LineChart {
+                    title: "t".into(),
+                    x_axis: XAxis::Seconds,
+                    y_label: "y".into(),
+                    log_y,
+                    lines: vec![Line {
+                        target: 0,
+                        points: points.clone(),
+                    }],
+                    reference: None,
+                    markers: Vec::new(),
+                    targets: &ts,
+                });
+                assert!(s.ends_with("</svg>"));
+                assert!(s.matches("class=\"grid\"").count() <= MAX_TICKS + 2, "{s}");
+                assert!(s.matches("class=\"tick\"").count() <= MAX_TICKS + 2, "{s}");
+            }
+        }
+        let s = bar_svg(&BarChart {
+            title: "t".into(),
+            categories: vec!["a".into()],
+            series: vec![(0, vec![Some(-f64::MAX), Some(f64::MAX)])],
+            reference: 1.0,
+            x_label: "x".into(),
+            targets: &ts,
+        });
+        assert!(s.matches("class=\"grid\"").count() <= MAX_TICKS + 2, "{s}");
+        assert_eq!(ticks(0.0, f64::INFINITY, 1.0), Vec::<f64>::new());
+        assert_eq!(ticks(0.0, 1e9, 1.0), vec![0.0, 1e9]);
+        assert_eq!(ticks(0.0, 2.0, 1.0), vec![0.0, 1.0, 2.0]);
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut planned: Vec<Option<usize>> = Vec::new();
     for p in inputs {
-        if p.join(JOURNAL).is_file() && !p.join("run.json").is_file() {
+        if results::present(&p.join(JOURNAL)) && !results::present(&p.join("run.json")) {
             for (d, order) in journal_dirs(p)? {
                 dirs.push(d);
                 planned.push(Some(order));
@@ -217,7 +217,7 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
 
 /// The target directories an input stands for.
 fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    if p.join("run.json").is_file() {
+    if results::present(&p.join("run.json")) {
         return Ok(vec![p.to_path_buf()]);
     }
     if !p.exists() {
@@ -227,7 +227,7 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if let Ok(entries) = fs::read_dir(p) {
         for e in entries.flatten() {
             let d = e.path();
-            if d.join("run.json").is_file() {
+            if results::present(&d.join("run.json")) {
                 found.push((started_at(&d), d));
             } else if d.is_dir() {
                 // A campaign's repeats, `<target>/r<k>`, when its journal is gone.
@@ -238,7 +238,7 @@ fn target_dirs(p: &Path) -> anyhow::Result<Vec<PathBuf>> {
                         .to_str()
                         .and_then(|n| n.strip_prefix('r'))
                         .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
-                    if is_round && rd.join("run.json").is_file() {
+                    if is_round && results::present(&rd.join("run.json")) {
                         found.push((started_at(&rd), rd));
                     }
                 }
@@ -275,7 +275,7 @@ fn journal_dirs(p: &Path) -> anyhow::Result<Vec<(PathBuf, usize)>> {
         .iter()
         .filter(|c| !matches!(c.state, CellState::Elsewhere | CellState::Planned))
         .map(|c| (p.join(&c.id), c.order))
-        .filter(|(d, _)| d.join("run.json").is_file())
+        .filter(|(d, _)| results::present(&d.join("run.json")))
         .collect();
     if dirs.is_empty() {
         return Err(BadInput(format!(
@@ -315,7 +315,7 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
     let mut warnings = Vec::new();
     for name in &names {
         let p = dir.join("steps").join(format!("{name}.json"));
-        if !p.is_file() {
+        if !results::present(&p) {
             continue;
         }
         match results::read_step_file(&p) {
@@ -342,9 +342,8 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
     let mut warnings = Vec::new();
     let series = match &f.series_file {
         Some(name) => {
-            let p = dir.join("steps").join(name);
-            match fs::read_to_string(&p) {
-                Ok(text) => Some(parse_series(&text)),
+            match results::beside(&dir.join("steps"), name).and_then(|p| read_series(&p)) {
+                Ok(s) => Some(s),
                 Err(e) => {
                     warnings.push(format!(
                         "{}: no per-second series for step {} ({e})",
@@ -472,17 +471,102 @@ fn hardware_metrics(hw: &Value) -> BTreeMap<String, Option<f64>> {
     out
 }
 
+/// The most of a series file (`<step>.series.csv`) a report reads: dbperf writes one row of a
+/// few hundred bytes a second, so a day-long step is some 20 MiB.
+pub const SERIES_MAX: u64 = 256 << 20;
+/// Rows: 12 days of seconds. The series is kept in memory whole (a few dozen bytes a row per
+/// operation type), so this, not the file's size, bounds what a made-up file costs.
+pub const SERIES_ROWS_MAX: usize = 1 << 20;
+/// The longest line (a header with every operation type's columns is under 1 KiB).
+pub const SERIES_LINE_MAX: usize = 64 << 10;
+/// Operation types read from a series; dbperf writes at most four.
+pub const SERIES_KINDS_MAX: usize = 16;
+
+const SERIES_FILE: crate::untrusted::Limit = crate::untrusted::Limit {
+    max: SERIES_MAX,
+    what: "a dbperf series file",
+    links: crate::untrusted::Links::Refuse,
+};
+
+/// Reads a series file within the caps above, line by line (the text is never held whole).
+pub fn read_series(path: &Path) -> anyhow::Result<Series> {
+    use std::io::{BufRead, BufReader, Read};
+    let (f, _) = crate::untrusted::open(path, SERIES_FILE)?;
+    let mut r = BufReader::new(f.take(SERIES_MAX));
+    let mut line = Vec::new();
+    let mut parser: Option<SeriesParser> = None;
+    let bad =
+        |why: String| -> anyhow::Error { BadInput(format!("{} {why}", path.display())).into() };
+    for n in 1.. {
+        line.clear();
+        let got = (&mut r)
+            .take(SERIES_LINE_MAX as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| bad(format!("cannot be read: {e}")))?;
+        if got == 0 {
+            break;
+        }
+        if line.len() > SERIES_LINE_MAX {
+            return Err(bad(format!(
+                "has a line (line {n}) longer than {}, so it is not a dbperf series",
+                crate::untrusted::size(SERIES_LINE_MAX as u64)
+            )));
+        }
+        let text = std::str::from_utf8(&line)
+            .map_err(|_| bad(format!("is not text (line {n} is not UTF-8)")))?
+            .trim_end_matches(['\n', '\r']);
+        match parser.as_mut() {
+            None => parser = Some(SeriesParser::new(text)),
+            Some(p) if p.full() => {
+                return Err(bad(format!(
+                    "has more than {SERIES_ROWS_MAX} rows (one a second: 12 days), more than a \
+                     report reads"
+                )))
+            }
+            Some(p) => p.row(text),
+        }
+    }
+    Ok(parser.map(SeriesParser::finish).unwrap_or_default())
+}
+
 /// Parses only the columns a report draws; unknown columns are skipped, empty cells are NaN.
+/// Rows past `SERIES_ROWS_MAX` are left out.
 pub fn parse_series(text: &str) -> Series {
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name);
-    let interval = col("interval_s");
-    let target = col("target_rows_per_s");
-    // Kinds in header order; rows/s for the row-moving kinds, operations/s for the rest.
-    let mut kinds: Vec<(String, usize, Option<usize>, Option<usize>)> = Vec::new();
-    for h in &header {
-        if let Some(k) = h.strip_suffix("_ops_per_s") {
+    let mut p = SeriesParser::new(lines.next().unwrap_or(""));
+    for line in lines {
+        if p.full() {
+            break;
+        }
+        p.row(line);
+    }
+    p.finish()
+}
+
+/// A series read row by row: the header decides which columns are kept.
+struct SeriesParser {
+    interval: Option<usize>,
+    target: Option<usize>,
+    /// Per kind: its rate column, max and p99 columns.
+    cols: Vec<(usize, Option<usize>, Option<usize>)>,
+    s: Series,
+    t: f64,
+}
+
+impl SeriesParser {
+    fn new(header_line: &str) -> SeriesParser {
+        let header: Vec<&str> = header_line.split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name);
+        // Kinds in header order; rows/s for the row-moving kinds, operations/s for the rest.
+        let mut kinds = Vec::new();
+        let mut cols = Vec::new();
+        for h in &header {
+            if kinds.len() == SERIES_KINDS_MAX {
+                break;
+            }
+            let Some(k) = h.strip_suffix("_ops_per_s") else {
+                continue;
+            };
             let rate_col = if k == "insert" || k == "delete" {
                 col(&format!("{k}_rows_per_s"))
             } else {
@@ -490,61 +574,75 @@ pub fn parse_series(text: &str) -> Series {
             }
             .or_else(|| col(h));
             if let Some(rc) = rate_col {
-                kinds.push((
-                    k.to_string(),
-                    rc,
-                    col(&format!("{k}_max_us")),
-                    col(&format!("{k}_p99_us")),
-                ));
+                kinds.push(KindSeries {
+                    kind: k.to_string(),
+                    rate: Vec::new(),
+                    max_ms: Vec::new(),
+                    p99_ms: Vec::new(),
+                });
+                cols.push((rc, col(&format!("{k}_max_us")), col(&format!("{k}_p99_us"))));
             }
         }
-    }
-    let mut s = Series {
-        kinds: kinds
-            .iter()
-            .map(|(k, _, _, _)| KindSeries {
-                kind: k.clone(),
-                rate: Vec::new(),
-                max_ms: Vec::new(),
-                p99_ms: Vec::new(),
-            })
-            .collect(),
-        ..Series::default()
-    };
-    let wanted = header.len();
-    let mut fields: Vec<&str> = Vec::with_capacity(wanted);
-    let num =
-        |x: Option<&&str>| -> f64 { x.and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN) };
-    let mut t = 0.0;
-    for line in lines {
-        if line.is_empty() {
-            continue;
+        SeriesParser {
+            interval: col("interval_s"),
+            target: col("target_rows_per_s"),
+            cols,
+            s: Series {
+                kinds,
+                ..Series::default()
+            },
+            t: 0.0,
         }
-        fields.clear();
-        fields.extend(line.split(','));
-        let dt = interval.map(|i| num(fields.get(i))).unwrap_or(1.0);
-        let dt = if dt.is_finite() { dt } else { 1.0 };
-        t += dt;
-        s.t.push(t);
-        s.dt.push(dt);
-        s.full.push(dt >= 0.999);
-        for ((_, rc, mc, pc), ks) in kinds.iter().zip(s.kinds.iter_mut()) {
-            ks.rate.push(num(fields.get(*rc)));
-            let ms = |c: &Option<usize>| c.map(|i| num(fields.get(i)) / 1000.0).unwrap_or(f64::NAN);
+    }
+
+    fn full(&self) -> bool {
+        self.s.t.len() >= SERIES_ROWS_MAX
+    }
+
+    fn row(&mut self, line: &str) {
+        if line.is_empty() {
+            return;
+        }
+        // A number of the file: anything else, infinities included, is a gap.
+        let num = |fields: &[&str], i: usize| -> f64 {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+                .unwrap_or(f64::NAN)
+        };
+        let fields: Vec<&str> = line.split(',').collect();
+        // An interval is a second or its part; anything else counts as a second, so the time
+        // axis stays finite and in order whatever the file says.
+        let dt = self
+            .interval
+            .map(|i| num(&fields, i))
+            .filter(|d| (0.0..=1e6).contains(d))
+            .unwrap_or(1.0);
+        self.t += dt;
+        self.s.t.push(self.t);
+        self.s.dt.push(dt);
+        self.s.full.push(dt >= 0.999);
+        for ((rc, mc, pc), ks) in self.cols.iter().zip(self.s.kinds.iter_mut()) {
+            ks.rate.push(num(&fields, *rc));
+            let ms = |c: &Option<usize>| c.map(|i| num(&fields, i) / 1000.0).unwrap_or(f64::NAN);
             let (m, p) = (ms(mc), ms(pc));
             ks.max_ms.push(if m > 0.0 { m } else { f64::NAN });
             ks.p99_ms.push(if p > 0.0 { p } else { f64::NAN });
         }
-        if s.target_rows_per_s.is_none() {
-            if let Some(ti) = target {
-                let v = num(fields.get(ti));
+        if self.s.target_rows_per_s.is_none() {
+            if let Some(ti) = self.target {
+                let v = num(&fields, ti);
                 if v.is_finite() {
-                    s.target_rows_per_s = Some(v);
+                    self.s.target_rows_per_s = Some(v);
                 }
             }
         }
     }
-    s
+
+    fn finish(self) -> Series {
+        self.s
+    }
 }
 
 /// Result files for unit tests: those release 3be8b90 wrote (tests/golden/), with the few

@@ -45,6 +45,12 @@ pub struct ProcessMark {
     pub pid: u32,
     pub start_ticks: u64,
     pub boot_id: String,
+    /// Its real user id. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// Its command line, one string per argument. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<Vec<String>>,
 }
 
 /// A managed server a cell started, to be found and stopped if its dbperf was killed.
@@ -151,8 +157,41 @@ pub struct CampaignCell {
     pub shard: Option<Shard>,
 }
 
+/// The journal of the run directory `dir`, through the results gate. Cell ids and target names
+/// become directory names under `dir` (`<target>` or `<target>/r<k>`): each part must be a plain
+/// name, or the journal is refused whole (an edited journal could name a directory elsewhere).
 pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
-    super::read_versioned(&dir.join(JOURNAL))
+    let path = dir.join(JOURNAL);
+    let j: Journal = super::read_versioned(&path)?;
+    for c in &j.cells {
+        let bad = if !cell_id_ok(&c.id) {
+            Some(("cell id", &c.id))
+        } else if !crate::untrusted::plain_name(&c.target) {
+            Some(("target name", &c.target))
+        } else {
+            None
+        };
+        if let Some((what, name)) = bad {
+            return Err(crate::error::BadInput(format!(
+                "{} does not match the result schema: {what} {} is not a plain directory name",
+                path.display(),
+                crate::untrusted::shown(name)
+            ))
+            .into());
+        }
+    }
+    Ok(j)
+}
+
+/// `<target>` or `<target>/r<k>`, each part a plain name.
+pub fn cell_id_ok(id: &str) -> bool {
+    let mut parts = id.split('/');
+    let first = parts.next().is_some_and(crate::untrusted::plain_name);
+    let round = parts.next().is_none_or(|r| {
+        r.strip_prefix('r')
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    });
+    first && round && parts.next().is_none()
 }
 
 pub fn write_journal(dir: &Path, j: &Journal) -> std::io::Result<()> {

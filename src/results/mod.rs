@@ -370,16 +370,42 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The most any JSON result file may be (run.json, a step file, campaign.json). dbperf's own
+/// are a few KiB to a few hundred (a step's latency histograms); parsing costs a few times the
+/// text, so a made-up file costs at most a few hundred MiB of memory, once.
+pub const JSON_MAX: u64 = 16 << 20;
+
+/// A JSON result file, as `untrusted` reads it: no link, no FIFO or device, at most `JSON_MAX`.
+pub const JSON_FILE: crate::untrusted::Limit = crate::untrusted::Limit {
+    max: JSON_MAX,
+    what: "a dbperf result file",
+    links: crate::untrusted::Links::Refuse,
+};
+
+/// Only the `schema` of a file; every other member is skipped without being kept.
+#[derive(Deserialize)]
+struct SchemaOnly {
+    #[serde(default)]
+    schema: Option<serde_json::Value>,
+}
+
 /// The one gate every reader of result files passes (`read_run`, `read_step`, the journal and
-/// the report): the file is JSON with a `schema` no newer than this dbperf's. Errors are bad
-/// input: one sentence naming the file.
-pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())))?;
-    match v.get("schema").and_then(|s| s.as_u64()) {
-        Some(s) if s <= SCHEMA as u64 => Ok(v),
+/// the report): a regular file of at most `JSON_MAX` bytes (`untrusted`), JSON with a `schema`
+/// no newer than this dbperf's. Errors are bad input: one sentence naming the file.
+fn read_gated(path: &Path) -> anyhow::Result<String> {
+    let text = crate::untrusted::read_text(path, JSON_FILE)?;
+    let probe: SchemaOnly = serde_json::from_str(&text).map_err(|e| {
+        BadInput(if e.is_data() {
+            format!(
+                "{} is not a dbperf result (it is not a JSON object)",
+                path.display()
+            )
+        } else {
+            format!("{} is not a dbperf result: {e}", path.display())
+        })
+    })?;
+    match probe.schema.as_ref().and_then(|s| s.as_u64()) {
+        Some(s) if s <= SCHEMA as u64 => Ok(text),
         Some(s) => Err(BadInput(format!(
             "{} has result schema {s}, {NEWER} ({SCHEMA}); upgrade dbperf to read it",
             path.display()
@@ -393,6 +419,13 @@ pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
     }
 }
 
+/// A result file as JSON, through the gate (`read_gated`).
+pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text = read_gated(path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())).into())
+}
+
 const NEWER: &str = "newer than this dbperf understands";
 
 /// Whether `e` is the gate's refusal of a file from a newer dbperf: readers that skip a damaged
@@ -401,9 +434,11 @@ pub fn is_from_the_future(e: &anyhow::Error) -> bool {
     crate::error::is_bad_input(e) && e.to_string().contains(NEWER)
 }
 
+/// A result file parsed straight into its type (no intermediate JSON tree, which would cost
+/// many times the text).
 pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    let v = read_checked(path)?;
-    serde_json::from_value(v).map_err(|e| {
+    let text = read_gated(path)?;
+    serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
             "{} does not match the result schema: {e}",
             path.display()
@@ -413,16 +448,62 @@ pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result
 }
 
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
-    read_versioned(&dir.join("run.json"))
+    let path = dir.join("run.json");
+    let run: RunFile = read_versioned(&path)?;
+    // Step names become file names (`steps/<step>.json`): a name that is not plain would read
+    // a file outside the result directory.
+    if let Some(bad) = run
+        .steps_planned
+        .iter()
+        .find(|s| !crate::untrusted::plain_name(s))
+    {
+        return Err(BadInput(format!(
+            "{} does not match the result schema: step name {} is not a plain file name",
+            path.display(),
+            crate::untrusted::shown(bad)
+        ))
+        .into());
+    }
+    Ok(run)
 }
 
 pub fn read_step(dir: &Path, step: &str) -> anyhow::Result<StepFile> {
+    if !crate::untrusted::plain_name(step) {
+        return Err(BadInput(format!(
+            "step name {} in {} is not a plain file name",
+            crate::untrusted::shown(step),
+            dir.display()
+        ))
+        .into());
+    }
     read_step_file(&dir.join("steps").join(format!("{step}.json")))
 }
 
 /// A step file given by its path (`dbperf writeamp <file>`, the report's extra step files).
 pub fn read_step_file(path: &Path) -> anyhow::Result<StepFile> {
     read_versioned(path)
+}
+
+/// Whether `p` names anything at all, a link or a FIFO included: result directories are found,
+/// and planned steps told from steps never run, by what is there, and whatever it is is then
+/// read through the gate, which says what is wrong with it (a FIFO, a link, too large).
+pub fn present(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok()
+}
+
+/// The file a step file names beside itself (its series, its folded profile): only a plain
+/// name in the same directory, never a path.
+pub fn beside(step_file_dir: &Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
+    if crate::untrusted::plain_name(name) {
+        Ok(step_file_dir.join(name))
+    } else {
+        Err(BadInput(format!(
+            "{} names the file {}, which is not a plain file name in that directory",
+            step_file_dir.display(),
+            crate::untrusted::shown(name)
+        ))
+        .into())
+    }
 }
 
 /// Microseconds with 3 decimals (ns precision is noise at this resolution).

@@ -80,16 +80,23 @@ pub fn mycnf_init_options(text: &str) -> Vec<String> {
     ];
     mycnf_options(text)
         .into_iter()
-        .filter(|o| {
-            let name = o
-                .trim_start_matches("--")
-                .split('=')
-                .next()
-                .unwrap_or_default()
-                .replace('-', "_");
-            AT_INIT.contains(&name.as_str())
-        })
+        .filter(|o| AT_INIT.contains(&option_name(o).as_str()))
         .collect()
+}
+
+/// An option's name as mysqld reads it: `--init-file=x` and `--init_file=x` are `init_file`.
+fn option_name(option: &str) -> String {
+    option
+        .trim_start_matches("--")
+        .split('=')
+        .next()
+        .unwrap_or_default()
+        .replace('-', "_")
+}
+
+/// Whether the my.cnf `text` sets the option `name` (written with underscores).
+pub fn mycnf_sets(text: &str, name: &str) -> bool {
+    mycnf_options(text).iter().any(|o| option_name(o) == name)
 }
 
 #[cfg(test)]
@@ -105,6 +112,16 @@ mod tests {
             o,
             ["--innodb-log-group-home-dir=/redo", "--innodb_page_size=4k"]
         );
+    }
+
+    #[test]
+    fn an_option_is_found_whichever_way_it_is_spelt() {
+        assert!(mycnf_sets("init-file = /x.sql\n", "init_file"));
+        assert!(mycnf_sets("[mysqld]\ninit_file=/x.sql\n", "init_file"));
+        assert!(!mycnf_sets(
+            "# init_file = /x.sql\ninit_connect = x\n",
+            "init_file"
+        ));
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! or an unpacked basedir (zonky / PyPI PostgreSQL, MariaDB bintar, Oracle MySQL generic tarball).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::Kind;
 use crate::error::bad_input;
@@ -50,10 +49,9 @@ fn debian_postgres() -> Option<PathBuf> {
 }
 
 fn is_mariadb(server: &Path) -> bool {
-    Command::new(server)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("MariaDB"))
+    // Only system binaries are asked (root's own, under /usr/sbin or PATH): as the caller.
+    super::probe::ask(server, &["--version"], None, super::probe::DEADLINE)
+        .map(|a| a.text.contains("MariaDB"))
         .unwrap_or(false)
 }
 

@@ -2,11 +2,14 @@
 //! config, start on a free loopback port plus a unix socket in a private 0700 directory, wait
 //! until the server answers, and stop it by pid. Never the system service, never as root.
 
+mod access;
 pub mod configs;
 pub mod identity;
 pub mod layout;
+pub mod probe;
 pub mod process;
 pub mod registry;
+pub mod secret;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,6 +21,7 @@ use crate::safe_fs::{self, Also, Dir};
 use identity::Identity;
 use layout::Layout;
 use process::User;
+use secret::{ClientFiles, Password};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -77,11 +81,16 @@ pub struct Running {
     /// A private directory under /tmp made for the socket (the work directory was too deep),
     /// removed with the server.
     temp_rundir: Option<PathBuf>,
+    /// The instance's own password: every login needs it (secret.rs).
+    password: Password,
+    /// Where a person finds it to connect by hand (0600 files in the instance's directory).
+    pub client_files: ClientFiles,
 }
 
 /// Database the benchmarks use, as in the original (`ib`).
 pub const DATABASE: &str = "ib";
-/// Superuser dbperf creates in PostgreSQL (MySQL family: root with an empty password, loopback only).
+/// Superuser dbperf creates in PostgreSQL (MySQL family: root); both with the instance's
+/// password (secret.rs), reachable on loopback and the private socket only.
 pub const PG_USER: &str = "dbperf";
 
 impl Running {
@@ -104,9 +113,14 @@ impl Running {
         Endpoint {
             transport,
             user: user.into(),
-            password: None,
+            password: Some(self.password.as_str().to_string()),
             database: database.into(),
         }
+    }
+
+    /// `text` with the instance's password blotted out (a server may echo a statement).
+    pub fn redact(&self, text: &str) -> String {
+        self.password.redact(text)
     }
 
     pub fn alive(&mut self) -> bool {
@@ -147,8 +161,9 @@ impl Running {
         Ok(())
     }
 
+    /// The end of the server's log, for messages that go into results: without the password.
     pub fn log_tail(&self, n: usize) -> String {
-        process::tail_file(&self.log, n)
+        self.redact(&process::tail_file(&self.log, n))
     }
 }
 
@@ -254,6 +269,13 @@ impl Plan {
                 ))
             }
         };
+        if kind == Kind::MariaDb && configs::mycnf_sets(&config_text, "init_file") {
+            return crate::error::bad_input(format!(
+                "{} config '{}' sets init_file: a managed MariaDB's init file is dbperf's own (it \
+                 gives the server its password); run the statements after the start instead",
+                t.engine, t.config
+            ));
+        }
         Ok(Plan {
             target: t.name.clone(),
             kind,
@@ -293,7 +315,8 @@ impl Plan {
         }
     }
 
-    /// Initialises a fresh data directory under `dir` and starts the server.
+    /// Initialises a fresh data directory under `dir` and starts the server, which lets in
+    /// only logins with the instance's own password (secret.rs, access.rs).
     pub fn start(&self, dir: &Path) -> anyhow::Result<Running> {
         // Every path handed to a server is absolute (PostgreSQL runs in its data directory and
         // the MySQL family's install scripts in their basedir) and free of links.
@@ -319,10 +342,8 @@ impl Plan {
         server_dir(&instance, "data", u).map_err(forget_rundir)?;
         check_reachable(&datadir, u).map_err(forget_rundir)?;
         let port = process::free_port().map_err(forget_rundir)?;
-        let init = match self.kind {
-            Kind::Postgres => self.init_postgres(&datadir, &rundir),
-            Kind::MariaDb | Kind::MySql => self.init_mysql(&datadir, &rundir),
-        };
+        let password = Password::generate().map_err(forget_rundir)?;
+        let init = self.initialise(&datadir, &rundir, &password);
         // mariadb-install-db now and then fails when several run at once on a loaded two-core
         // machine (its bootstrap server exits early, and its message is only its help text); one
         // more try on a fresh data directory gets through. Bounded: once, and both failures are
@@ -333,7 +354,7 @@ impl Plan {
             {
                 let _ = fs::remove_dir_all(&datadir);
                 server_dir(&instance, "data", u)
-                    .and_then(|_| self.init_mysql(&datadir, &rundir))
+                    .and_then(|_| self.initialise(&datadir, &rundir, &password))
                     .map_err(|again| {
                         anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
                     })
@@ -343,6 +364,31 @@ impl Plan {
         if let Err(e) = init {
             return Err(forget_rundir(e));
         }
+        let socket = match self.kind {
+            Kind::Postgres => rundir.join(format!(".s.PGSQL.{port}")),
+            _ => rundir.join("mysqld.sock"),
+        };
+        let reach = secret::Reach {
+            postgres: self.kind == Kind::Postgres,
+            user: if self.kind == Kind::Postgres {
+                PG_USER
+            } else {
+                "root"
+            },
+            port,
+            socket: &socket,
+        };
+        let client_files =
+            secret::write_client_files(dir, &password, &reach).map_err(forget_rundir)?;
+        // MariaDB's install step has no way to set a password on every version: the first
+        // start's init file does, before the server greets its first connection.
+        let init_file = match self.kind {
+            Kind::MariaDb => Some(
+                secret::Scratch::write(&rundir, "init.sql", &secret::mysql_init_sql(&password), u)
+                    .map_err(forget_rundir)?,
+            ),
+            _ => None,
+        };
         // The log outlives a socket directory made under /tmp (removed with the server).
         let log_dir = if temp_rundir.is_some() { dir } else { &rundir };
         // An old log of this directory's earlier server goes (unlinking never follows a link);
@@ -353,6 +399,10 @@ impl Plan {
             Kind::Postgres => self.postgres_command(&datadir, &rundir, port),
             _ => self.mysqld_command(&datadir, &rundir, &log, port),
         };
+        if let Some(f) = &init_file {
+            // Last, so it is the one mysqld reads (the config's own is refused in for_target).
+            cmd.arg(format!("--init-file={}", f.path().display()));
+        }
         if let Some(u) = u {
             let _ = std::os::unix::fs::fchown(&out, Some(u.uid), Some(u.gid));
         }
@@ -365,10 +415,6 @@ impl Plan {
         })?;
         let pid = child.id();
         process::register(pid);
-        let socket = match self.kind {
-            Kind::Postgres => rundir.join(format!(".s.PGSQL.{port}")),
-            _ => rundir.join("mysqld.sock"),
-        };
         let mut running = Running {
             kind: self.kind,
             child,
@@ -382,12 +428,26 @@ impl Plan {
             identity: None,
             record: None,
             temp_rundir,
+            password,
+            client_files,
         };
         // Recorded before anything can go wrong, so a dbperf killed from here on leaves a
         // record the next sweep acts on (dropping `running` on error stops the server).
         self.record(&mut running)?;
         self.wait_ready(&mut running)?;
+        access::check(&running, Instant::now() + self.ready_timeout)?;
+        drop(init_file);
         Ok(running)
+    }
+
+    /// Makes the data directory with the instance's password. Only a data directory this start
+    /// made is removed when that fails or is interrupted, so nothing half-made is left that
+    /// looks like a server's data.
+    fn initialise(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
+        match self.kind {
+            Kind::Postgres => self.init_postgres(datadir, rundir, pw),
+            Kind::MariaDb | Kind::MySql => self.init_mysql(datadir, rundir, pw),
+        }
     }
 
     /// The initdb options a data directory gets: the config's, or else data checksums pinned
@@ -398,11 +458,14 @@ impl Plan {
         if let Some(o) = &self.initdb {
             return o.clone();
         }
-        let help = std::process::Command::new(&self.layout.init)
-            .arg("--help")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
+        let help = probe::ask(
+            &self.layout.init,
+            &["--help"],
+            self.user.as_ref(),
+            probe::DEADLINE,
+        )
+        .map(|a| a.text)
+        .unwrap_or_default();
         if help.contains("--no-data-checksums") {
             vec!["--no-data-checksums".into()]
         } else {
@@ -410,13 +473,26 @@ impl Plan {
         }
     }
 
-    fn init_postgres(&self, datadir: &Path, rundir: &Path) -> anyhow::Result<()> {
-        let mut c = process::command(&self.layout.init, self.user.as_ref());
+    fn init_postgres(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
+        let u = self.user.as_ref();
+        // initdb reads the superuser's password from a file the server's user can read; it is
+        // gone once initdb ended. Every login, over TCP and over the socket, needs it.
+        let pwfile = secret::Scratch::write(rundir, "initdb.pw", &format!("{}\n", pw.as_str()), u)?;
+        let mut c = process::command(&self.layout.init, u);
         c.arg("-D")
             .arg(datadir)
-            .args(["-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-locale"])
+            .args([
+                "-U",
+                PG_USER,
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-locale",
+            ])
+            .arg(format!("--pwfile={}", pwfile.path().display()))
             .args(self.init_options());
         process::run_to_end(c, &self.short_run("initdb", 120, rundir))?;
+        drop(pwfile);
         // The named config goes at the end of postgresql.conf, so it overrides initdb's lines.
         let text = format!(
             "\n# ---- dbperf config {} ----\n{}\n",
@@ -437,12 +513,23 @@ impl Plan {
         c
     }
 
-    fn init_mysql(&self, datadir: &Path, rundir: &Path) -> anyhow::Result<()> {
+    fn init_mysql(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
         let u = self.user.as_ref();
         let mut c = process::command(&self.layout.init, u);
+        // MySQL: the init file gives root its password before the data directory ever takes a
+        // connection (MariaDB's comes with the first start, see `start`).
+        let mut init_file = None;
         match self.kind {
             Kind::MySql => {
+                let f = secret::Scratch::write(
+                    rundir,
+                    "init.sql",
+                    &secret::mysql_initialize_sql(pw),
+                    u,
+                )?;
                 c.args(["--no-defaults", "--initialize-insecure"]);
+                c.arg(format!("--init-file={}", f.path().display()));
+                init_file = Some(f);
                 c.arg(format!("--basedir={}", self.layout.basedir.display()));
                 c.arg(format!("--datadir={}", datadir.display()));
                 c.arg(format!("--log-error={}", rundir.join("init.log").display()));
@@ -467,12 +554,14 @@ impl Plan {
             .map(|f| f.to_string_lossy().to_string());
         let what = what.unwrap_or_default();
         let r = process::run_to_end(c, &self.short_run(&what, 300, rundir));
+        drop(init_file);
         if let (Err(e), Kind::MySql, false) = (
             &r,
             self.kind,
             r.as_ref().is_err_and(process::is_interrupted),
         ) {
-            anyhow::bail!("{e}\n{}", process::tail_file(&rundir.join("init.log"), 20));
+            let log = process::tail_file(&rundir.join("init.log"), 20);
+            anyhow::bail!("{}\n{}", pw.redact(&e.to_string()), pw.redact(&log));
         }
         r?;
         // Kept beside the data for the record; the server itself gets the same options on its
@@ -592,7 +681,7 @@ impl Plan {
                 .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
             {
                 r.stop();
-                anyhow::bail!("{} start-up interrupted", self.kind.name());
+                return Err(process::Interrupted(format!("{} start-up", self.kind.name())).into());
             }
             if start.elapsed() > self.ready_timeout {
                 let tail = r.log_tail(25);
@@ -631,6 +720,63 @@ fn append_to_server_file(path: &Path, user: Option<&User>, text: &str) -> anyhow
         ));
     }
     f.write_all(text.as_bytes()).map_err(|e| cannot(&e))
+}
+
+/// Makes room for a fresh server in the instance directory `dir`: the data directory an earlier
+/// server left there (a kept work directory's, or a killed attempt's) is removed, so the new one
+/// starts from an empty data directory as every managed server does. Refused while a process
+/// names that data directory (a server still runs on it) or while it is a `dbperf server start`
+/// instance. Never through a symbolic link: `dir` and its parent must be real directories, a
+/// `data` that is a link is only unlinked, and the removal below it never follows one.
+pub fn clear_previous(dir: &Path) -> anyhow::Result<()> {
+    let dir = std::path::absolute(dir)
+        .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", dir.display()))?;
+    let data = dir.join("data");
+    let Ok(m) = fs::symlink_metadata(&data) else {
+        return Ok(());
+    };
+    for d in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
+        if !fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()) {
+            return crate::error::bad_input(format!(
+                "{} is not a directory (a symbolic link?): dbperf removes no data through it",
+                d.display()
+            ));
+        }
+    }
+    if dir.join("server.json").exists() {
+        return crate::error::bad_input(format!(
+            "{} holds an instance of `dbperf server start`; stop it with `dbperf server stop` \
+             (--remove) or choose another --work-dir",
+            dir.display()
+        ));
+    }
+    if let Some(p) = process_naming(&data) {
+        return crate::error::bad_input(format!(
+            "{} is in use: pid {} runs on it ({}); stop it or choose another --work-dir",
+            data.display(),
+            p.pid,
+            p.short()
+        ));
+    }
+    let removed = if m.is_dir() {
+        // Since Rust 1.58.1 this opens every level below `data` without following links.
+        fs::remove_dir_all(&data)
+    } else {
+        fs::remove_file(&data)
+    };
+    removed.map_err(|e| anyhow::anyhow!("cannot remove the earlier {}: {e}", data.display()))
+}
+
+/// A live process whose command line names `path` (a server started on that data directory).
+fn process_naming(path: &Path) -> Option<Identity> {
+    let own = std::process::id();
+    fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != own)
+        .filter_map(Identity::of)
+        .find(|id| id.mentions(path))
 }
 
 /// The server user must be able to reach its directory: a work directory under a private home

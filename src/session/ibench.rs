@@ -119,6 +119,7 @@ impl Steps for IbenchSteps {
                 rows_done: 0,
             }),
             warnings: prepared.warnings.clone(),
+            runs_long: def.name == StepName::Lx,
         };
         self.current = Some((def, prepared));
         Ok(setup)

@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::events::{Display, Events, Note, StepBegins, Tick};
-use crate::dbms::Dbms;
+use crate::dbms::{self, DbError, Dbms, Fault};
 use crate::engine::{self, StepMeasurement, StepPlan};
 use crate::host::monitor::Monitor;
 use crate::metrics;
@@ -44,6 +45,9 @@ pub struct StepSetup {
     pub ticker: Box<dyn Ticker>,
     /// Conditions found before the step that change what its numbers mean.
     pub warnings: Vec<String>,
+    /// Its operations may legitimately take long (l.x's index builds, sysbench's load): the
+    /// watchdog gives each --ddl-timeout, not the statement timeout.
+    pub runs_long: bool,
 }
 
 /// What the engine measured, and the host and DBMS counters around it.
@@ -66,6 +70,15 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// Whether the step failed because the server stalled (by its failure's type).
+    pub fn stalled(&self) -> bool {
+        self.m
+            .cause
+            .as_deref()
+            .and_then(|c| dbms::fault_of(c))
+            .is_some_and(Fault::is_stall)
+    }
+
     /// Seconds between the two /proc snapshots.
     pub fn interval_s(&self) -> f64 {
         self.after.secs_since(&self.before)
@@ -94,8 +107,11 @@ pub struct MeasureCx<'a> {
     pub cost: &'a CostSources,
     pub events: &'a mut dyn Events,
     pub interrupt: &'a Arc<AtomicBool>,
-    /// A step with no operation for this long whose target does not answer is failed.
-    pub quiet: std::time::Duration,
+    /// A step with no operation for this long whose target does not answer is failed; also
+    /// each benchmark statement's deadline (--statement-timeout).
+    pub quiet: Duration,
+    /// The deadline of statements allowed to run long (--ddl-timeout).
+    pub ddl: Duration,
     /// perf, when the run profiles.
     pub profiler: Option<&'a Profiler>,
 }
@@ -114,6 +130,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         display,
         ticker,
         warnings,
+        runs_long,
     } = setup;
     cx.events.step_begins(&StepBegins {
         target: cx.target.to_string(),
@@ -162,14 +179,18 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
             )
         }),
     };
-    let dbms = cx.cost.dbms.clone();
-    let quiet = cx.quiet;
-    let watchdog = engine::Watchdog {
-        quiet,
-        alive: Box::new(move || dbms.answers(quiet)),
-        message: crate::dbms::stopped_answering(quiet),
+    let limits = Limits {
+        statement: cx.quiet,
+        ddl: cx.ddl,
+        statements_per_op: queries_per_op.unwrap_or(1),
+        runs_long,
     };
-    let m = engine::run_step_watched(plan, &mut obs, cx.interrupt, Some(watchdog));
+    let m = engine::run_step_watched(
+        plan,
+        &mut obs,
+        cx.interrupt,
+        Some(watchdog(&cx.cost.dbms, &limits)),
+    );
     let Observer {
         series,
         series_error,
@@ -246,6 +267,59 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         warnings,
         profile,
         diagnostics,
+    }
+}
+
+/// Room past an operation's own deadlines before the step watchdog fails it: the deadlines are
+/// checked between waits of 0.2 s, and the watchdog looks once a second.
+const WATCHDOG_MARGIN: Duration = Duration::from_secs(5);
+
+/// What bounds the operations of one step.
+struct Limits {
+    statement: Duration,
+    ddl: Duration,
+    /// A sysbench event is several statements, each with its own deadline.
+    statements_per_op: u64,
+    runs_long: bool,
+}
+
+/// A step's watchdog: a step whose target stops answering is failed after the statement timeout
+/// (`stopped_answering`), and one with an operation under way past its deadlines and a margin
+/// is failed whether or not the target answers (`overdue`).
+fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> engine::Watchdog {
+    let quiet = l.statement;
+    let (op_limit, option) = if l.runs_long {
+        (l.ddl, "--ddl-timeout".to_string())
+    } else {
+        let n = u32::try_from(l.statements_per_op.max(1)).unwrap_or(u32::MAX);
+        let option = if n > 1 {
+            format!("--statement-timeout for each of its {n} statements")
+        } else {
+            "--statement-timeout".to_string()
+        };
+        (quiet.saturating_mul(n), option)
+    };
+    let op_limit = op_limit.saturating_add(WATCHDOG_MARGIN);
+    let option = format!("{option}, plus {}", dbms::seconds(WATCHDOG_MARGIN));
+    let failure = |message: String, fault: Fault| engine::Failure {
+        cause: Some(
+            DbError {
+                message: message.clone(),
+                transient: false,
+                code: None,
+                fault: Some(fault),
+            }
+            .as_cause(),
+        ),
+        message,
+    };
+    let target = target.clone();
+    engine::Watchdog {
+        quiet,
+        alive: Box::new(move || target.answers(quiet)),
+        no_answer: failure(dbms::stopped_answering(quiet), Fault::NoAnswer),
+        op_limit,
+        overdue: failure(dbms::overdue(op_limit, &option), Fault::Overdue),
     }
 }
 

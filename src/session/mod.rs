@@ -6,12 +6,14 @@
 pub mod events;
 mod fingerprint;
 mod ibench;
+mod lock;
 mod mark;
 mod measure;
 pub mod plan;
 mod suite;
 mod sysbench;
 mod target;
+mod workdir;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,8 +51,11 @@ pub struct Request {
     pub count_rows: bool,
     pub calibrate: bool,
     pub server_start_timeout: Duration,
-    /// How long a statement waits for a server that stopped answering (--statement-timeout).
+    /// How long a benchmark statement may take, and a long one may wait in silence
+    /// (--statement-timeout).
     pub statement_timeout: Duration,
+    /// How long a statement allowed to run long may take (--ddl-timeout).
+    pub ddl_timeout: Duration,
     /// The whole login's deadline (--connect-timeout).
     pub connect_timeout: Duration,
     /// Which server errors the run goes on after (--ignore-errors).
@@ -73,9 +78,19 @@ pub struct Request {
 pub use crate::dbms::ignore::IgnoreErrors;
 
 impl Request {
+    /// Where a cell's databases live: in a given work directory, one per target (kept); else
+    /// `<out>/work/<cell id>` (removed after the cell).
+    fn cell_work(&self, id: &str, target: &str) -> PathBuf {
+        match &self.work_dir {
+            Some(w) => w.join(target),
+            None => self.out.join("work").join(id),
+        }
+    }
+
     pub fn timeouts(&self) -> crate::dbms::Timeouts {
         crate::dbms::Timeouts {
             connect: self.connect_timeout,
+            ddl: self.ddl_timeout,
             stop: Some(self.interrupt.clone()),
             ..crate::dbms::Timeouts::with_statement(self.statement_timeout)
         }
@@ -206,6 +221,34 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
             }
         },
     };
+    if let Some(w) = req.work_dir.as_ref().filter(|w| w.exists() && !w.is_dir()) {
+        return bad_input(format!(
+            "--work-dir {} is not a directory; give a directory (it is made when missing)",
+            w.display()
+        ));
+    }
+    create_dir(out, "result directory")?;
+    // Held until the run ends: a second dbperf on this --out is refused here, before it reads
+    // or changes anything of this one's.
+    let run_lock = match lock::take(out) {
+        Ok(l) => l,
+        Err(e) => {
+            if !out_existed {
+                let _ = std::fs::remove_dir(out);
+            }
+            return Err(e);
+        }
+    };
+    // The run's own work directory is made and removed by dbperf: a link in its place (planted,
+    // or left by hand) would send both elsewhere.
+    let own_work = out.join("work");
+    if req.work_dir.is_none() && std::fs::symlink_metadata(&own_work).is_ok_and(|m| !m.is_dir()) {
+        return bad_input(format!(
+            "{} is a symbolic link or not a directory; dbperf makes its work directory itself \
+             (remove it, or give --work-dir)",
+            own_work.display()
+        ));
+    }
     let prior = if req.resume {
         let j = read_journal(out)?;
         check_same_plan(&j, &cells, &prints)?;
@@ -229,16 +272,10 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
         }
         None
     };
-    create_dir(out, "result directory")?;
     let work_root = req.work_dir.clone().unwrap_or_else(|| out.join("work"));
     let work_root_existed = work_root.exists();
-    let cell_work = |c: &plan::Cell| -> PathBuf {
-        match &req.work_dir {
-            // A given work directory is the user's: each target keeps one database there.
-            Some(w) => w.join(&req.targets[c.target].name),
-            None => out.join("work").join(&c.id),
-        }
-    };
+    let cell_work =
+        |c: &plan::Cell| -> PathBuf { req.cell_work(&c.id, &req.targets[c.target].name) };
     let first_work = |t: &Target| -> PathBuf {
         cells
             .iter()
@@ -277,6 +314,7 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
                 let _ = std::fs::remove_dir_all(&work_root);
             }
             if !out_existed {
+                run_lock.remove();
                 let _ = std::fs::remove_dir(out);
             }
             return Err(e);
@@ -373,7 +411,9 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
                     seconds: req.pause_between.as_secs(),
                 },
             );
-            let until = Instant::now() + req.pause_between;
+            let until = Instant::now()
+                .checked_add(req.pause_between)
+                .unwrap_or_else(Instant::now);
             while Instant::now() < until && !req.interrupt.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -424,7 +464,12 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
             campaign_cell,
         );
         if req.work_dir.is_none() && !req.keep_data {
-            remove_work(&work, &out.join("work"));
+            if let Err(e) = remove_cell_work(out, &cell.id) {
+                loop_.events.note(
+                    "",
+                    &Note::Warning(format!("{} not removed: {e}", work.display())),
+                );
+            }
         }
         {
             let jc = &mut journal.cells[i];
@@ -570,16 +615,58 @@ fn eta(j: &Journal, remaining: &[usize]) -> Option<f64> {
     )
 }
 
-/// Removes a cell's data directory and then its parents up to `root` while they are empty.
-fn remove_work(work: &Path, root: &Path) {
-    let _ = std::fs::remove_dir_all(work);
-    let mut p = work.parent();
-    while let Some(d) = p {
-        if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        p = d.parent();
+/// Whether `p` is `dir` or below it, compared component by component: `p` must be absolute and
+/// hold no `.` or `..` (which could climb out after a string comparison said inside).
+fn lexically_inside(p: &Path, dir: &Path) -> bool {
+    use std::path::Component;
+    p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+        && p.starts_with(dir)
+}
+
+/// A journal's `work_dir` for cell `c` must be the cell's own, `<out>/work/<cell id>`. The run
+/// directory may have moved since the journal was written, so any absolute path ending in
+/// `work/<cell id>` is accepted; what is removed is always the one under `out`, whatever the
+/// journal says.
+fn check_work_dir(out: &Path, c: &JournalCell, w: &str) -> anyhow::Result<()> {
+    let suffix = Path::new("work").join(&c.id);
+    let p = Path::new(w);
+    if lexically_inside(p, Path::new("/")) && p.ends_with(&suffix) {
+        return Ok(());
     }
+    bad_input(format!(
+        "{} names {} as the work directory of cell {}, which is not {}; the journal was edited, so dbperf removes nothing and resumes nothing",
+        out.join(campaign::JOURNAL).display(),
+        crate::untrusted::shown(w),
+        c.id,
+        out.join(&suffix).display()
+    ))
+}
+
+/// A directory of the run that could not be removed on resume (a link or a file planted in its
+/// way): the run does not go on over it.
+fn not_removed(p: &Path, e: std::io::Error) -> anyhow::Result<()> {
+    bad_input(format!(
+        "cannot remove {} before redoing its cell: {e}",
+        p.display()
+    ))
+}
+
+/// The parts of a cell id (`<target>` or `<target>/r<k>`): the directories above its last part,
+/// and its last part.
+fn id_parts(id: &str) -> (Vec<&str>, &str) {
+    let mut parts: Vec<&str> = id.split('/').collect();
+    let last = parts.pop().unwrap_or_default();
+    (parts, last)
+}
+
+/// Removes `<out>/work/<cell id>` and the directories of the id it leaves empty, through
+/// handles (session/workdir.rs): no link in the way is followed.
+fn remove_cell_work(out: &Path, id: &str) -> std::io::Result<()> {
+    let (mut dirs, last) = id_parts(id);
+    dirs.insert(0, "work");
+    workdir::remove_tree(out, &dirs, last)
 }
 
 struct CellResult {
@@ -640,21 +727,14 @@ impl Loop<'_> {
                             ));
                         }
                     }
-                    for s in c.servers.drain(..) {
-                        if mark::alive(&s.process) {
-                            crate::server::process::signal_group(s.process.pid, libc::SIGKILL);
-                            self.events.note(
-                                &c.target,
-                                &Note::LeftoverStopped(format!(
-                                    "pid {} (data directory {}), left by a dbperf that was killed",
-                                    s.process.pid, s.datadir
-                                )),
-                            );
-                        }
-                    }
-                    let _ = std::fs::remove_dir_all(self.req.out.join(&c.id));
+                    self.stop_left_servers(c)?;
+                    let (dirs, last) = id_parts(&c.id);
+                    workdir::remove_tree(&self.req.out, &dirs, last)
+                        .or_else(|e| not_removed(&self.req.out.join(&c.id), e))?;
                     if let Some(w) = c.work_dir.take() {
-                        remove_work(Path::new(&w), &self.req.out.join("work"));
+                        check_work_dir(&self.req.out, c, &w)?;
+                        remove_cell_work(&self.req.out, &c.id)
+                            .or_else(|e| not_removed(&self.req.out.join("work").join(&c.id), e))?;
                     }
                     c.state = CellState::Planned;
                     c.runner = None;
@@ -681,19 +761,62 @@ impl Loop<'_> {
         if !from.exists() {
             return;
         }
-        let to = self.req.out.join(".attempts").join(format!(
-            "{}.{}",
-            c.id.replace('/', "."),
-            c.attempts
-        ));
-        let moved = to
-            .parent()
-            .map(|p| crate::safe_fs::make_dir_all(p, crate::safe_fs::Also::Nobody).map(|_| ()))
-            .unwrap_or(Ok(()))
-            .and_then(|_| Ok(std::fs::rename(&from, &to)?));
-        if let Err(e) = moved {
+        let (dirs, last) = id_parts(&c.id);
+        let to = format!("{}.{}", c.id.replace('/', "."), c.attempts);
+        if let Err(e) = workdir::move_aside(&self.req.out, &dirs, last, ".attempts", &to) {
             self.write_failed(format!("moving {} aside: {e}", from.display()));
         }
+    }
+
+    /// The servers a killed dbperf left running for cell `c`: each is stopped (SIGKILL to its
+    /// process group) only when it is the very process the journal recorded (pid, boot, start
+    /// time, owner and command line, checked again at the signal through
+    /// `Identity::signal_group`), runs as a user other than root (dbperf never runs a server as
+    /// root), and was started on a data directory inside the cell's work directory, which its
+    /// command line names. The journal is a file anyone who can write the run directory can
+    /// edit: an entry naming another process, or a directory elsewhere, is refused.
+    fn stop_left_servers(&mut self, c: &mut JournalCell) -> anyhow::Result<()> {
+        let work = self.req.cell_work(&c.id, &c.target);
+        for s in std::mem::take(&mut c.servers) {
+            let datadir = Path::new(&s.datadir);
+            if !lexically_inside(datadir, &work) {
+                return bad_input(format!(
+                    "{} names {} as the data directory of a server of cell {}, which is not inside the cell's work directory {}; the journal was edited, so dbperf stops nothing and resumes nothing",
+                    self.req.out.join(campaign::JOURNAL).display(),
+                    crate::untrusted::shown(&s.datadir),
+                    c.id,
+                    work.display()
+                ));
+            }
+            // Gone, or its pid now holds another process: nothing to stop.
+            let Some(now) = mark::now(&s.process) else {
+                continue;
+            };
+            if now.uid == 0 || !now.mentions(datadir) {
+                return bad_input(format!(
+                    "{} names pid {} as the server of cell {} on {}, but that process {}; the journal was edited, so dbperf stops nothing and resumes nothing",
+                    self.req.out.join(campaign::JOURNAL).display(),
+                    now.pid,
+                    c.id,
+                    datadir.display(),
+                    if now.uid == 0 {
+                        "runs as root"
+                    } else {
+                        "was not started on that directory"
+                    }
+                ));
+            }
+            if now.signal_group(libc::SIGKILL) {
+                self.events.note(
+                    &c.target,
+                    &Note::LeftoverStopped(format!(
+                        "pid {} (data directory {}), left by a dbperf that was killed",
+                        now.pid, s.datadir
+                    )),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn run_cell(
@@ -720,33 +843,39 @@ impl Loop<'_> {
                 steps: suite.step_names(),
             },
         );
-        let failed = |this: &mut Self, engine: &str, error: String| -> CellResult {
-            this.events
-                .note(&t.name, &Note::TargetFailed(error.clone()));
-            let host = crate::host::fingerprint(&Default::default(), &[work.to_path_buf()]);
-            if let Ok(mut run) = target::new_run_file(
-                t,
-                engine,
-                &rcx,
-                serde_json::to_value(host).unwrap_or_default(),
-            ) {
-                run.status = RunStatus::Failed;
-                run.error = Some(error.clone());
-                run.ended_at = Some(now_rfc3339());
-                if let Checked {
-                    access: Access::Managed(plan),
-                    ..
-                } = checked
-                {
-                    run.target.config_text = plan.config_text.clone();
+        // The target ended before its steps: failed, or interrupted (Ctrl-C while its server
+        // was being made), which a resume runs again like any interrupted cell.
+        let ended =
+            |this: &mut Self, engine: &str, error: String, status: RunStatus| -> CellResult {
+                this.events
+                    .note(&t.name, &Note::TargetFailed(error.clone()));
+                let host = crate::host::fingerprint(&Default::default(), &[work.to_path_buf()]);
+                if let Ok(mut run) = target::new_run_file(
+                    t,
+                    engine,
+                    &rcx,
+                    serde_json::to_value(host).unwrap_or_default(),
+                ) {
+                    run.status = status;
+                    run.error = Some(error.clone());
+                    run.ended_at = Some(now_rfc3339());
+                    if let Checked {
+                        access: Access::Managed(plan),
+                        ..
+                    } = checked
+                    {
+                        run.target.config_text = plan.config_text.clone();
+                    }
+                    this.write(&tdir.join("run.json"), &run);
                 }
-                this.write(&tdir.join("run.json"), &run);
-            }
-            CellResult {
-                status: RunStatus::Failed,
-                steps: Vec::new(),
-                error: Some(error),
-            }
+                CellResult {
+                    status,
+                    steps: Vec::new(),
+                    error: Some(error),
+                }
+            };
+        let failed = |this: &mut Self, engine: &str, error: String| -> CellResult {
+            ended(this, engine, error, RunStatus::Failed)
         };
         if let Err(e) = crate::safe_fs::make_dir_all(&steps_dir, crate::safe_fs::Also::Nobody) {
             self.write_failed(format!("{}: {e}", steps_dir.display()));
@@ -771,6 +900,11 @@ impl Loop<'_> {
             },
             Access::External(d) => (d.clone(), target::external_record(t)),
             Access::Managed(plan) => {
+                // A managed server starts on fresh data: what an earlier cell left in a kept
+                // work directory (--work-dir, or a killed attempt's) is replaced.
+                if let Err(e) = crate::server::clear_previous(&work.join("server")) {
+                    return failed(self, plan.kind.name(), format!("{e:#}"));
+                }
                 match target::start_server(
                     plan,
                     &work.join("server"),
@@ -791,6 +925,19 @@ impl Loop<'_> {
                         }
                         running = Some(s.running);
                         (s.dbms, Some(s.record))
+                    }
+                    // A wait cut short by the stop flag fails with the server's words, not
+                    // as `Interrupted`: the flag decides too.
+                    Err(e)
+                        if crate::server::process::is_interrupted(&e)
+                            || req.interrupt.load(Ordering::SeqCst) =>
+                    {
+                        return ended(
+                            self,
+                            plan.kind.name(),
+                            format!("server start-up interrupted: {e:#}"),
+                            RunStatus::Interrupted,
+                        )
                     }
                     Err(e) => {
                         return failed(
@@ -849,6 +996,8 @@ impl Loop<'_> {
                 break;
             }
             let started_at = now_rfc3339();
+            // Whether the step failed because the server stalled (by its failure's type).
+            let mut stalled = false;
             let sf = match steps.begin(i) {
                 Err(e) => steps.failed_before(i, format!("before the step: {e:#}"), started_at),
                 Ok(setup) => {
@@ -862,9 +1011,11 @@ impl Loop<'_> {
                             events: &mut *self.events,
                             interrupt: &req.interrupt,
                             quiet: req.statement_timeout,
+                            ddl: req.ddl_timeout,
                             profiler: self.profiler.as_ref(),
                         },
                     );
+                    stalled = measured.stalled();
                     let profile = measured.profile.take();
                     let diagnostics = std::mem::take(&mut measured.diagnostics);
                     let mut sf = steps.finish(
@@ -886,7 +1037,8 @@ impl Loop<'_> {
             };
             let mut sf = sf;
             if let (Some(e), Some(r)) = (sf.error.as_mut(), running.as_ref()) {
-                if dbms::is_no_answer(e) {
+                // The older sentences are still told by their text (see `dbms::Fault`).
+                if stalled || dbms::is_no_answer(e) {
                     e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
                 }
             }

@@ -69,6 +69,8 @@ pub fn count_rows(
 ) -> Option<BTreeMap<String, u64>> {
     let r = (|| -> anyhow::Result<BTreeMap<String, u64>> {
         let mut conn = dbms.connect()?;
+        // Full counts may take long: bounded by --ddl-timeout.
+        conn.set_budget(crate::dbms::Budget::Long);
         let mut out = BTreeMap::new();
         for t in tables {
             let n = conn

@@ -123,6 +123,9 @@ impl Steps for SysbenchSteps {
                     display: Display::Bar { total },
                     ticker: Box::new(SysbenchTicker::load(total)),
                     warnings: Vec::new(),
+                    // Multi-row inserts into tables without a limit on their size, and the
+                    // index builds.
+                    runs_long: true,
                 })
             }
             Step::Test(t) => {
@@ -145,6 +148,7 @@ impl Steps for SysbenchSteps {
                     },
                     ticker: Box::new(SysbenchTicker::test(spe)),
                     warnings: Vec::new(),
+                    runs_long: false,
                 })
             }
         }

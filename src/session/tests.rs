@@ -32,6 +32,7 @@ fn request(out: &Path, targets: &[&str], rounds: u32) -> Request {
         calibrate: false,
         server_start_timeout: Duration::from_secs(10),
         statement_timeout: Duration::from_secs(10),
+        ddl_timeout: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(30),
         ignore_errors: IgnoreErrors::Default,
         pause_between: Duration::ZERO,

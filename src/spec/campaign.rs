@@ -130,6 +130,13 @@ impl CampaignDecl {
                 suites.len()
             ));
         }
+        if let Some(p) = self.pause_between {
+            super::check_seconds(
+                &format!("campaign {name}: pause_between ="),
+                p,
+                super::MAX_WAIT_SECONDS,
+            )?;
+        }
         let mut args = BTreeMap::new();
         for (suite, table) in [("ibench", &self.ibench), ("sysbench", &self.sysbench)] {
             let Some(table) = table else { continue };

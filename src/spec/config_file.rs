@@ -71,6 +71,69 @@ pub struct TargetDecl {
 
 pub const DEFAULT_PATH: &str = "dbperf.toml";
 
+/// The most of dbperf.toml, or of a config file it names, dbperf reads (the published configs
+/// are a few KiB). Both are read through `untrusted`: regular files only (a FIFO would hang the
+/// read, /dev/zero never end it).
+pub const CONFIG_MAX: u64 = 1 << 20;
+
+const TOML_FILE: crate::untrusted::Limit = crate::untrusted::Limit {
+    max: CONFIG_MAX,
+    what: "a dbperf config file",
+    links: crate::untrusted::Links::Follow,
+};
+
+const SERVER_CONFIG: crate::untrusted::Limit = crate::untrusted::Limit {
+    max: CONFIG_MAX,
+    what: "a server config file",
+    links: crate::untrusted::Links::Follow,
+};
+
+/// Whether a line of a config file named by `file =` reads as a setting: empty, a comment
+/// (`#`, `;`), a `[section]`, or `name` / `name = value` with a plain name. A file with any
+/// other line is not a config (`/etc/shadow`, a key file) and is refused by line number, its
+/// content never quoted: dbperf may run as root, and an error sentence is no way to read a
+/// file.
+fn setting_line(line: &str) -> bool {
+    let l = line.trim();
+    let name = |n: &str| {
+        let n = n.trim();
+        !n.is_empty()
+            && n.len() <= 128
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+    };
+    if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+        return true;
+    }
+    if let Some(section) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return name(section);
+    }
+    match l.split_once('=') {
+        Some((k, _)) => name(k),
+        None => name(l),
+    }
+}
+
+/// A TOML error's message without the values it quotes in double quotes (serde's "invalid
+/// type: string \"...\""): the file may not be a config at all.
+fn without_quoted_values(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut inside = false;
+    for c in msg.chars() {
+        if c == '"' {
+            if !inside {
+                out.push_str("\"...\"");
+            }
+            inside = !inside;
+        } else if !inside && c != '\n' {
+            out.push(c);
+        } else if c == '\n' {
+            out.push(' ');
+        }
+    }
+    out
+}
+
 /// The text of a built-in config for the target's engine (and storage engine: MyRocks' default
 /// differs from InnoDB's), as a `[config.*]` text would hold it.
 fn builtin_text(t: &Target, name: &str) -> Option<String> {
@@ -144,15 +207,14 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfigFile> {
         Some(p) => (p.to_path_buf(), true),
         None => (PathBuf::from(DEFAULT_PATH), false),
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(_) if !required => return Ok(ConfigFile::default()),
-        Err(e) => return bad_input(format!("cannot read config file {}: {e}", path.display())),
-    };
+    if !required && std::fs::symlink_metadata(&path).is_err() {
+        return Ok(ConfigFile::default());
+    }
+    let text = crate::untrusted::read_text(&path, TOML_FILE)?;
     let mut f: ConfigFile = match toml::from_str(&text) {
         Ok(f) => f,
         Err(e) => {
-            let msg = e.message().to_string();
+            let msg = without_quoted_values(e.message());
             let line = e
                 .span()
                 .map(|s| format!(" (line {})", text[..s.start].matches('\n').count() + 1))
@@ -272,9 +334,17 @@ impl ConfigFile {
                 } else {
                     self.dir.join(f)
                 };
-                std::fs::read_to_string(&p).or_else(|e| {
-                    bad_input(format!("config '{name}': cannot read {}: {e}", p.display()))
-                })
+                let text = crate::untrusted::read_text(&p, SERVER_CONFIG)
+                    .map_err(|e| crate::error::BadInput(format!("config '{name}': {e}")))?;
+                match text.lines().position(|l| !setting_line(l)) {
+                    None => Ok(text),
+                    Some(i) => bad_input(format!(
+                        "config '{name}': line {} of {} is not a setting (name = value), so the \
+                         file is not a server config; nothing of it is used or shown",
+                        i + 1,
+                        p.display()
+                    )),
+                }
             }
             _ => bad_input(format!(
                 "config '{name}' needs exactly one of text = \"...\" or file = \"...\""

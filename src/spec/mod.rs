@@ -39,6 +39,27 @@ pub struct IbenchOverrides {
 /// The original's default seed (iibench.py --seed).
 pub const DEFAULT_SEED: u64 = 3_221_223_452;
 
+/// The longest a measured step, a warm-up or a cleanup budget may be (30 days): far beyond any
+/// benchmark's, and small enough that no clock arithmetic on it can overflow.
+pub const MAX_STEP_SECONDS: u64 = 30 * 86_400;
+/// The longest a pause between cells or a server's start may take (a day).
+pub const MAX_WAIT_SECONDS: u64 = 86_400;
+
+/// A duration option (a flag or a campaign field, named as the user wrote it), checked against
+/// its bound: one sentence, exit 2, never a panic further on.
+pub fn check_seconds(name: &str, v: u64, max: u64) -> anyhow::Result<u64> {
+    if v > max {
+        let days = match max / 86_400 {
+            1 => "a day".to_string(),
+            n => format!("{n} days"),
+        };
+        return bad_input(format!(
+            "{name} {v} is more than {max} seconds ({days}), the most dbperf takes"
+        ));
+    }
+    Ok(v)
+}
+
 pub fn ibench_params(
     preset: &presets::Preset,
     o: &IbenchOverrides,
@@ -73,6 +94,21 @@ pub fn ibench_params(
     let query_seconds = o.query_seconds.unwrap_or(preset.query_seconds);
     if query_seconds == 0 {
         return bad_input("--query-seconds must be at least 1");
+    }
+    check_seconds("--query-seconds", query_seconds, MAX_STEP_SECONDS)?;
+    // Each qr/qp step's background inserter inserts this many seconds' worth of rows.
+    const MAX_QUERY_STEP_ROWS: u64 = 1_000_000_000_000_000;
+    if let Some(r) = rates.iter().find(|r| {
+        r.checked_mul(query_seconds)
+            .is_none_or(|n| n > MAX_QUERY_STEP_ROWS)
+    }) {
+        return bad_input(format!(
+            "--rates {r} for --query-seconds {query_seconds} is more than 10^15 rows per client \
+             and step"
+        ));
+    }
+    if let Some(w) = o.wait_seconds {
+        check_seconds("--wait-seconds", w, MAX_STEP_SECONDS)?;
     }
     let dmin = o.data_length_min.unwrap_or(10);
     let dmax = o.data_length_max.unwrap_or(20);

@@ -81,8 +81,16 @@ pub fn sysbench_params(
         if s == 0 {
             return bad_input(format!("--{name} must be at least 1"));
         }
-        Ok(s)
+        super::check_seconds(&format!("--{name}"), s, super::MAX_STEP_SECONDS)
     };
+    for (name, v) in [
+        ("--warmup-seconds", o.warmup_seconds),
+        ("--postwrite-seconds", o.postwrite_seconds),
+    ] {
+        if let Some(v) = v {
+            super::check_seconds(name, v, super::MAX_STEP_SECONDS)?;
+        }
+    }
     let read_seconds = secs("read-seconds", o.read_seconds, preset.read_seconds)?;
     let write_seconds = secs("write-seconds", o.write_seconds, preset.write_seconds)?;
     let warm_seconds = secs("warm-seconds", o.warm_seconds, preset.warm_seconds)?;

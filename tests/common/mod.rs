@@ -107,6 +107,27 @@ impl Drop for Instance<'_> {
     }
 }
 
+/// The password of the instance `dbperf server start` made in `dir` (its 0600 `password` file).
+pub fn instance_password(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("password"))
+        .expect("the instance's password file")
+        .trim()
+        .to_string()
+}
+
+/// The variable an external target reaching a `dbperf server start` instance names as its
+/// `password_env`.
+pub const PASSWORD_ENV: &str = "DBPERF_TEST_SERVER_PASSWORD";
+
+/// Runs dbperf with the password of the instance in `instance` in [`PASSWORD_ENV`].
+pub fn run_reaching(instance: &Path, args: &[&str]) -> Output {
+    dbperf()
+        .env(PASSWORD_ENV, instance_password(instance))
+        .args(args)
+        .output()
+        .expect("dbperf runs")
+}
+
 /// Processes whose command line mentions `path` (a server's data directory).
 pub fn processes_using(path: &Path) -> Vec<String> {
     let needle = path.to_string_lossy().to_string();

@@ -40,6 +40,8 @@ pub struct Launch {
     pub child: Option<Child>,
     /// Server processes to continue and kill on drop.
     pub server: Vec<i32>,
+    /// More environment for dbperf (a managed instance's password for `password_env`).
+    pub env: Vec<(String, String)>,
 }
 
 pub struct Ended {
@@ -59,6 +61,7 @@ impl Launch {
             out,
             child: None,
             server: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -67,6 +70,7 @@ impl Launch {
             .args(args)
             // The hostile servers' targets name it, so a login gets as far as a server allows.
             .env("DBPERF_FAKE_PASSWORD", "p")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::from(
                 File::create(self.tmp.path().join("stdout")).unwrap(),
             ))
@@ -105,6 +109,48 @@ impl Launch {
             stderr: read("stderr"),
             at,
         }
+    }
+
+    /// As `end`, and dbperf's peak resident memory in KiB: reaped with wait4, whose rusage has
+    /// the kernel's own high-water mark of the process (its VmHWM at exit), so no sample can
+    /// miss the peak.
+    pub fn end_with_peak_rss(&mut self, secs: u64) -> (Ended, Option<u64>) {
+        let child = self.child.take().unwrap();
+        let pid = child.id() as i32;
+        let start = Instant::now();
+        let mut status = 0;
+        // SAFETY: rusage is plain integers; all zeroes is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let reaped = loop {
+            // SAFETY: wait4 only writes into `status` and `usage`, which outlive the call.
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            if r == pid {
+                break true;
+            }
+            if r < 0 {
+                break false;
+            }
+            if start.elapsed() > Duration::from_secs(secs) {
+                // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // SAFETY: as above.
+                unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+                break false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        // Reaped here: dropping the handle does not wait for it again.
+        drop(child);
+        let code = (reaped && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
+        let at = Instant::now();
+        let read = |f: &str| std::fs::read_to_string(self.tmp.path().join(f)).unwrap_or_default();
+        let ended = Ended {
+            code,
+            stdout: read("stdout"),
+            stderr: read("stderr"),
+            at,
+        };
+        (ended, reaped.then_some(usage.ru_maxrss as u64))
     }
 
     pub fn step(&self, cell: &str, step: &str) -> PathBuf {

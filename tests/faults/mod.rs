@@ -155,6 +155,10 @@ const CASES: &[Case] = &[
         "server SIGSTOPped past --statement-timeout (MariaDB)",
         |n| stopped(n, Engine::Mariadb),
     ),
+    (
+        "backends SIGSTOPped, the server still answering (PostgreSQL)",
+        backends_stopped,
+    ),
     ("connection reset mid-step by a proxy (PostgreSQL)", |n| {
         reset(n, Engine::Postgres)
     }),
@@ -197,6 +201,20 @@ const CASES: &[Case] = &[
     ("hostile MariaDB: endless authentication", |n| {
         hostile(n, Hostile::EndlessAuth, Engine::Mariadb)
     }),
+    ("hostile PostgreSQL: endless rows to a setup query", |n| {
+        endless_rows(n, Engine::Postgres)
+    }),
+    ("hostile MariaDB: endless rows to a setup query", |n| {
+        endless_rows(n, Engine::Mariadb)
+    }),
+    (
+        "hostile PostgreSQL: a trickle during a benchmark statement",
+        |n| trickle(n, Engine::Postgres),
+    ),
+    (
+        "hostile MariaDB: a trickle during a benchmark statement",
+        |n| trickle(n, Engine::Mariadb),
+    ),
     ("external PostgreSQL target where nothing listens", |n| {
         hostile(n, Hostile::NothingListens, Engine::Postgres)
     }),

@@ -169,12 +169,16 @@ pub fn reset(name: &str, e: Engine) -> Row {
     std::fs::write(
         &toml,
         format!(
-            "[target.proxied]\nengine = \"{}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{user}\"\ndatabase = \"ib\"\n",
+            "[target.proxied]\nengine = \"{}\"\nhost = \"127.0.0.1\"\nport = {}\nuser = \"{user}\"\ndatabase = \"ib\"\npassword_env = \"DBPERF_TEST_SERVER_PASSWORD\"\n",
             e.target(),
             p.port
         ),
     )
     .unwrap();
+    l.env.push((
+        "DBPERF_TEST_SERVER_PASSWORD".into(),
+        instance_password(&dir),
+    ));
     let out = l.out.to_str().unwrap().to_string();
     l.start(&[
         "run",

@@ -99,6 +99,108 @@ pub fn stopped(name: &str, e: Engine) -> Row {
     row
 }
 
+// ---- 3. only the step's backends SIGSTOPped ----
+
+/// The step's statement timeout: the case's bound is three of them.
+const BACKENDS_TIMEOUT: u64 = 5;
+
+/// The postmaster and the rest of the server keep running, so a new connection is answered by a
+/// fresh backend: before statements had a deadline from their start, the liveness check said
+/// "alive" every time and the step waited until someone pressed Ctrl-C.
+pub fn backends_stopped(name: &str) -> Row {
+    let e = Engine::Postgres;
+    let mut row = Row::new(
+        name,
+        "l.i1 failed with \"did not answer within 5 s\" and the server's log tail, though the \
+         server answers new connections; l.i0 and l.x kept; exit 1; server stopped",
+        3 * BACKENDS_TIMEOUT,
+    );
+    if !e.installed() {
+        return row.skip("server not installed");
+    }
+    let mut l = Launch::new();
+    let server = match l.server_run(e, BACKENDS_TIMEOUT) {
+        Ok(s) => s,
+        Err(why) => {
+            row.check(false, why);
+            return row;
+        }
+    };
+    // The step's own backends (the postmaster's children serving database ib), not the
+    // postmaster nor its background processes.
+    let backends: Vec<i32> = server[1..]
+        .iter()
+        .copied()
+        .filter(|&p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("dbperf ib"))
+        })
+        .collect();
+    row.check(
+        backends.len() >= 2,
+        format!("the step's backends: {backends:?}"),
+    );
+    signal_all(&backends, libc::SIGSTOP);
+    let fault = Instant::now();
+    // What kept the old wait going: the server still answers a new connection.
+    let answered = tcp_port(&l.out.join(e.cell())).is_some_and(answers_ssl_request);
+    row.check(
+        answered,
+        "the server answered a new connection while the backends were stopped",
+    );
+    let failed = l.wait_for(60, |l| l.step(e.cell(), "l.i1").exists());
+    let ended = l.end(60);
+    row.time_to_fail = failed.unwrap_or(ended.at).duration_since(fault);
+    let (status, error) = step_status(&l, e.cell(), "l.i1");
+    let sentence = error
+        .split("; the server's log ends")
+        .next()
+        .unwrap_or_default();
+    row.observed = format!(
+        "{}; a new connection {}; l.i1 {}: \"{}\" + log tail",
+        exit(ended.code),
+        if answered { "answered" } else { "not answered" },
+        status_name(status),
+        short(sentence, 90)
+    );
+    row.check(ended.code == Some(1), "exit 1");
+    row.check(status == Some(Status::Failed), "l.i1 failed");
+    row.check(
+        error.contains("the server did not answer within 5 s (--statement-timeout)"),
+        "the no-answer sentence",
+    );
+    row.check(
+        error.contains("the server's log ends:"),
+        "the server's log tail",
+    );
+    account(&mut row, &l, e, &ended, &["l.i0", "l.x"]);
+    row
+}
+
+/// The TCP port in run.json's connection ("tcp 127.0.0.1:<port> user ...").
+fn tcp_port(cell: &Path) -> Option<u16> {
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cell.join("run.json")).ok()?).ok()?;
+    let c = run["target"]["server"]["connection"].as_str()?;
+    c.strip_prefix("tcp ")?
+        .split_whitespace()
+        .next()?
+        .rsplit_once(':')?
+        .1
+        .parse()
+        .ok()
+}
+
+/// Whether PostgreSQL on 127.0.0.1:`port` answers an SSLRequest within 5 s.
+fn answers_ssl_request(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut one = [0u8; 1];
+    s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).is_ok() && s.read_exact(&mut one).is_ok()
+}
+
 // ---- 5. Ctrl-C ----
 
 pub fn sigint(pid: i32) {

@@ -21,6 +21,7 @@ use super::Watch;
 pub const QUICK: Timeouts = Timeouts {
     connect: Duration::from_secs(2),
     statement: Duration::from_secs(1),
+    ddl: Duration::from_secs(4),
     stop: None,
 };
 

@@ -335,6 +335,8 @@ impl Ibench {
     /// Untimed work before a step: l.i0 (re)creates the tables; other steps check they exist.
     pub fn prepare(&self, def: &StepDef) -> anyhow::Result<Prepared> {
         let mut conn = self.dbms.connect()?;
+        // Counts whole tables (l.x): bounded by --ddl-timeout, not the statement timeout.
+        conn.set_budget(crate::dbms::Budget::Long);
         let d = self.dbms.dialect();
         let tables = self.params.tables();
         if def.name == StepName::Li0 {
@@ -373,6 +375,7 @@ impl Ibench {
     /// Rows in every table now (a full count: untimed, for checking, not for results).
     pub fn count_rows(&self) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
         let mut conn = self.dbms.connect()?;
+        conn.set_budget(crate::dbms::Budget::Long);
         let mut out = std::collections::BTreeMap::new();
         for t in self.params.tables() {
             let n = conn

@@ -18,6 +18,7 @@ fn op_err(kind: usize, e: DbError) -> OpError {
         } else {
             ErrorClass::Failed
         },
+        cause: (!e.transient).then(|| e.as_cause()),
         message: e.message,
     }
 }

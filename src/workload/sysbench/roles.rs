@@ -462,6 +462,7 @@ impl Role for Runner {
                     } else {
                         ErrorClass::Failed
                     },
+                    cause: (!ignorable).then(|| e.as_cause()),
                     message: e.message,
                 })
             }
@@ -499,7 +500,9 @@ impl Loader {
         primary_key: bool,
         rng: Rand,
     ) -> anyhow::Result<Loader> {
-        let conn = dbms.connect()?;
+        let mut conn = dbms.connect()?;
+        // Loads may take long (docs/reliability.md): bounded by --ddl-timeout.
+        conn.set_budget(crate::dbms::Budget::Long);
         Ok(Loader {
             conn,
             dbms,
@@ -562,6 +565,7 @@ fn fatal(kind: usize, e: DbError) -> OpError {
     OpError {
         kind,
         class: ErrorClass::Failed,
+        cause: Some(e.as_cause()),
         message: e.message,
     }
 }

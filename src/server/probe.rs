@@ -1,0 +1,121 @@
+//! Asking a DBMS binary about itself (`--version`, `--help`) before it is used. The binary may
+//! come from a download or from a directory another user can write to, so as root it runs as the
+//! server user, like the server it belongs to: dbperf never executes DBMS code as root. It runs
+//! with a deadline and what it prints is capped, so a binary that hangs or floods cannot hold
+//! dbperf.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::process::{command, User};
+
+/// How long a binary may take to say its version or its options.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// What is kept of its output: a version line or an option list is a few KiB.
+const MAX_OUTPUT: u64 = 256 * 1024;
+
+/// What a probe printed, stdout then stderr, and whether it exited with success.
+pub struct Answer {
+    pub text: String,
+    pub success: bool,
+}
+
+/// Runs `program args` as `user` (None: as dbperf's own user, which is then not root) and
+/// waits at most `deadline` for it to finish.
+pub fn ask(
+    program: &Path,
+    args: &[&str],
+    user: Option<&User>,
+    deadline: Duration,
+) -> anyhow::Result<Answer> {
+    let mut child = command(program, user)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", program.display()))?;
+    // Read on threads so a binary that prints more than a pipe holds is not blocked forever;
+    // each reader stops storing at the cap and drains the rest.
+    let out = child.stdout.take().map(read_capped);
+    let err = child.stderr.take().map(read_capped);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if start.elapsed() > deadline {
+            super::process::signal_group(child.id(), libc::SIGKILL);
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!(
+                "{} {} did not finish within {}",
+                program.display(),
+                args.join(" "),
+                crate::dbms::seconds(deadline)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut text = String::new();
+    for h in [out, err].into_iter().flatten() {
+        text.push_str(&h.join().unwrap_or_default());
+    }
+    Ok(Answer {
+        text,
+        success: status.success(),
+    })
+}
+
+fn read_capped<R: Read + Send + 'static>(r: R) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut r = r;
+        let mut kept = Vec::new();
+        let _ = (&mut r).take(MAX_OUTPUT).read_to_end(&mut kept);
+        let _ = std::io::copy(&mut r, &mut std::io::sink());
+        String::from_utf8_lossy(&kept).into_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_is_capped_and_a_hang_ends_at_the_deadline() {
+        let a = ask(
+            Path::new("/bin/sh"),
+            &["-c", "head -c 10000000 /dev/zero; echo done >&2"],
+            None,
+            DEADLINE,
+        )
+        .unwrap();
+        assert!(a.success);
+        assert_eq!(a.text.len() as u64, MAX_OUTPUT + "done\n".len() as u64);
+        let t = Instant::now();
+        let e = ask(
+            Path::new("/bin/sh"),
+            &["-c", "sleep 100"],
+            None,
+            Duration::from_millis(300),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("did not finish within"), "{e}");
+        // The sleep's whole group was killed, not waited for.
+        assert!(t.elapsed() < Duration::from_secs(50), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn as_root_a_probe_runs_as_the_user_given() {
+        if !super::super::process::running_as_root() {
+            eprintln!("skipped: not root");
+            return;
+        }
+        let nobody = super::super::process::lookup_user("nobody").expect("nobody");
+        let a = ask(Path::new("/usr/bin/id"), &["-u"], Some(&nobody), DEADLINE).unwrap();
+        assert_eq!(a.text.trim(), nobody.uid.to_string());
+    }
+}

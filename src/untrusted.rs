@@ -1,0 +1,224 @@
+//! Reading files dbperf did not just write (result directories, the campaign journal, config
+//! files, counters a user collected): whatever they are, they decide no allocation, no wait and
+//! no path unchecked. One way in for all of them: the file is opened without blocking (a FIFO
+//! does not hang the open), must be a regular file (not a FIFO, a device such as /dev/zero, a
+//! directory), its size is checked against a cap before reading and the cap is enforced while
+//! reading (a file that grows under the reader stops at the cap). Inside result directories the
+//! last component is not followed when it is a symbolic link: a name planted there cannot make
+//! dbperf read a file elsewhere. Names that files give for other files must be plain names
+//! (`plain_name`), so they stay in their directory. Errors are one sentence of bad input naming
+//! the file and never quote its content.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use crate::error::BadInput;
+
+/// Whether the last component of the path may be a symbolic link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Files inside a result directory: a symbolic link there is refused.
+    Refuse,
+    /// Files the user names on the command line or in dbperf.toml (a config kept in a dotfiles
+    /// repository is often a link); what it points to is still checked.
+    Follow,
+}
+
+/// What a file is and the most dbperf reads of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// Bytes.
+    pub max: u64,
+    /// What the file should be, for the error sentence ("a result file").
+    pub what: &'static str,
+    pub links: Links,
+}
+
+/// The file opened for reading, checked to be a regular file of at most `limit.max` bytes, and
+/// its size then. Reads through it should still be bounded (`take`): see `read`.
+pub fn open(path: &Path, limit: Limit) -> anyhow::Result<(File, u64)> {
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if limit.links == Links::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => BadInput(format!(
+                "{} is a symbolic link, not {}; dbperf does not follow links inside result \
+                 directories",
+                path.display(),
+                limit.what
+            )),
+            _ => BadInput(format!("cannot read {}: {e}", path.display())),
+        })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(BadInput(format!(
+            "{} is {}, not {}",
+            path.display(),
+            kind(&meta),
+            limit.what
+        ))
+        .into());
+    }
+    if meta.len() > limit.max {
+        return Err(too_large(path, limit).into());
+    }
+    Ok((f, meta.len()))
+}
+
+/// The whole file, at most `limit.max` bytes (see `open`).
+pub fn read(path: &Path, limit: Limit) -> anyhow::Result<Vec<u8>> {
+    let (f, len) = open(path, limit)?;
+    let mut out = Vec::with_capacity(len as usize);
+    f.take(limit.max + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+    if out.len() as u64 > limit.max {
+        return Err(too_large(path, limit).into());
+    }
+    Ok(out)
+}
+
+/// The whole file as text (UTF-8), at most `limit.max` bytes.
+pub fn read_text(path: &Path, limit: Limit) -> anyhow::Result<String> {
+    String::from_utf8(read(path, limit)?).map_err(|_| {
+        BadInput(format!(
+            "{} is not text (it is not UTF-8), so it is not {}",
+            path.display(),
+            limit.what
+        ))
+        .into()
+    })
+}
+
+fn too_large(path: &Path, limit: Limit) -> BadInput {
+    BadInput(format!(
+        "{} is larger than {}, more than {} may be",
+        path.display(),
+        size(limit.max),
+        limit.what
+    ))
+}
+
+/// `16 MiB`, `1 MiB`, `512 KiB`.
+pub fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// A name a file gives for another file in the same directory (a step's series, a profile's
+/// folded stacks, a cell's directory): not empty, no `/`, not starting with `.` (so neither `.`
+/// nor `..`), no NUL, at most 255 bytes (one directory entry).
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 255 && !name.starts_with('.') && !name.contains(['/', '\0'])
+}
+
+/// A name from a file, shortened and escaped for an error sentence (it may hold anything).
+pub fn shown(name: &str) -> String {
+    let mut s: String = name.chars().take(60).collect();
+    if s.len() < name.len() {
+        s.push_str("...");
+    }
+    format!("{s:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMIT: Limit = Limit {
+        max: 16,
+        what: "a test file",
+        links: Links::Refuse,
+    };
+
+    fn sentence(e: anyhow::Error) -> String {
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        let s = e.to_string();
+        assert!(!s.contains('\n'), "{s}");
+        s
+    }
+
+    #[test]
+    fn only_regular_files_within_the_cap_are_read() {
+        let d = tempfile::tempdir().unwrap();
+        let ok = d.path().join("ok");
+        std::fs::write(&ok, "hello").unwrap();
+        assert_eq!(read_text(&ok, LIMIT).unwrap(), "hello");
+        let big = d.path().join("big");
+        std::fs::write(&big, [b'x'; 17]).unwrap();
+        assert!(sentence(read(&big, LIMIT).unwrap_err()).contains("larger than 16 bytes"));
+        let s = sentence(read(Path::new("/dev/zero"), LIMIT).unwrap_err());
+        assert!(s.contains("is a device"), "{s}");
+        let s = sentence(read(d.path(), LIMIT).unwrap_err());
+        assert!(s.contains("is a directory"), "{s}");
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string and a mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let s = sentence(read(&fifo, LIMIT).unwrap_err());
+        assert!(s.contains("is a FIFO"), "{s}");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&ok, &link).unwrap();
+        let s = sentence(read(&link, LIMIT).unwrap_err());
+        assert!(s.contains("symbolic link"), "{s}");
+        let follow = Limit {
+            links: Links::Follow,
+            ..LIMIT
+        };
+        assert_eq!(read_text(&link, follow).unwrap(), "hello");
+        std::fs::write(&ok, [0xff, 0xfe]).unwrap();
+        assert!(sentence(read_text(&ok, LIMIT).unwrap_err()).contains("not UTF-8"));
+    }
+
+    #[test]
+    fn plain_names_stay_in_their_directory() {
+        for good in ["l.i0.series.csv", "qr100.json", "r1", "sqlite.wal-normal"] {
+            assert!(plain_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x.csv",
+            "a/b",
+            "/etc/passwd",
+            ".hidden",
+            "a\0b",
+        ] {
+            assert!(!plain_name(bad), "{bad:?}");
+        }
+        assert!(!plain_name(&"x".repeat(256)));
+        assert_eq!(shown("a\nb"), "\"a\\nb\"");
+        assert!(shown(&"y".repeat(500)).len() < 80);
+    }
+}
