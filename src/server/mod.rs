@@ -206,16 +206,16 @@ fn server_dir(instance: &Dir, name: &str, user: Option<&User>) -> anyhow::Result
 }
 
 /// Checks a kept instance directory (a `--work-dir` of an earlier run) before anything runs:
-/// nothing happens when there is none; a link in the place of it, of `data` or of `run`, or a
-/// directory another user owns or can write to, is refused as bad input.
+/// nothing happens when there is none; a link in the place of it or of `run` (which the next
+/// server reuses), or a directory another user owns or can write to, is refused as bad input.
+/// Its `data` is not checked: each cell replaces it ([`clear_previous`] unlinks a link there,
+/// never following it).
 pub fn check_kept(dir: &Path, user: Option<&User>) -> anyhow::Result<()> {
     if fs::symlink_metadata(dir).is_err() {
         return Ok(());
     }
     let d = safe_fs::open_dir(dir, server_owner(user))?;
-    for name in ["data", "run"] {
-        d.existing_subdir(name, server_owner(user))?;
-    }
+    d.existing_subdir("run", server_owner(user))?;
     Ok(())
 }
 
