@@ -23,7 +23,8 @@ fn f(v: Option<f64>) -> String {
 
 impl HostSeries {
     pub fn create(dir: &Path, step: &str, s: &Sources) -> std::io::Result<HostSeries> {
-        let mut out = BufWriter::new(File::create(dir.join(format!("{step}.host.csv")))?);
+        let path = dir.join(format!("{step}.host.csv"));
+        let mut out = BufWriter::new(crate::results::create_fresh(&path)?);
         writeln!(out, "{HEADER}")?;
         Ok(HostSeries {
             out,

@@ -46,7 +46,8 @@ pub fn perf_data(
         Folder::from(Options::default())
             .collapse_file(Some(source), &mut folded)
             .map_err(|e| format!("folding perf's samples: {e}"))?;
-        std::fs::write(out, &folded).map_err(|e| format!("{}: {e}", out.display()))?;
+        crate::results::write_atomic(out, &folded)
+            .map_err(|e| format!("{}: {e}", out.display()))?;
         Ok(stats(&parse(&String::from_utf8_lossy(&folded))))
     });
     let _ = std::fs::remove_file(&script);
@@ -108,7 +109,8 @@ fn keep_tree(
 ) -> Result<(), String> {
     use std::io::{BufRead, BufReader, BufWriter, Write};
     let input = std::fs::File::open(script).map_err(|e| format!("{}: {e}", script.display()))?;
-    let output = std::fs::File::create(kept).map_err(|e| format!("{}: {e}", kept.display()))?;
+    let output =
+        crate::results::create_fresh(kept).map_err(|e| format!("{}: {e}", kept.display()))?;
     let mut out = BufWriter::new(output);
     let mut tree: std::collections::HashSet<u32> = roots.iter().copied().collect();
     let inside = |ns: u64| window.0.is_none_or(|a| ns >= a) && window.1.is_none_or(|b| ns <= b);
@@ -152,7 +154,8 @@ fn run_script(
     system_wide: bool,
     script: &Path,
 ) -> Result<(), String> {
-    let f = std::fs::File::create(script).map_err(|e| format!("{}: {e}", script.display()))?;
+    let f =
+        crate::results::create_fresh(script).map_err(|e| format!("{}: {e}", script.display()))?;
     let perf = super::which("perf").unwrap_or_else(|| "perf".into());
     // --no-inline: resolving inlined frames through addr2line takes minutes per step with
     // debug information; the functions that were not inlined are what the flame graph needs.

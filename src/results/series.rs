@@ -57,7 +57,7 @@ impl SeriesWriter {
     ) -> std::io::Result<Self> {
         let path = steps_dir.join(format!("{step}.series.csv"));
         let tmp = steps_dir.join(format!(".{step}.series.csv.tmp"));
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        let mut out = BufWriter::new(super::create_fresh(&tmp)?);
         let mut header = String::from("second,interval_s");
         for (_, k) in &kinds {
             for col in ["ops_per_s", "rows_per_s", "errors", "p99_us", "max_us"] {
