@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -538,40 +538,52 @@ fn killed_run_with_lease(out: &Path, lease: Value) {
 }
 
 /// A process standing in for a server a killed dbperf left: the leader of its own process
-/// group, as dbperf starts its servers.
-fn stand_in() -> Child {
+/// group, as dbperf starts its servers, with the data directory `datadir` on its command line,
+/// and not root (dbperf runs its servers as another user when it is root).
+fn stand_in(datadir: &Path) -> Child {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new("sleep")
-        .arg("300")
-        .process_group(0)
-        .spawn()
-        .expect("sleep starts")
+    let mut c = std::process::Command::new("sh");
+    c.args(["-c", "sleep 300; :", "sh"])
+        .arg(datadir)
+        .process_group(0);
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        c.uid(65534);
+    }
+    c.spawn().expect("the stand-in starts")
 }
 
-fn lease_of(child: &Child, start_ticks_offset: u64) -> Value {
-    // Right after spawn the child may not have exec'd sleep yet: wait until it has.
+/// The data directory a managed server of the null run's cell would have had.
+fn cell_datadir(out: &Path) -> PathBuf {
+    out.join("work/null.instant/server/data")
+}
+
+fn lease_of(child: &Child, start_ticks_offset: u64, datadir: &Path) -> Value {
+    // Right after spawn the child may not have exec'd sh yet: wait until it has.
     let mut id = None;
-    wait_for(5, "the stand-in running sleep", || {
+    wait_for(5, "the stand-in running", || {
         id = dbperf::server::identity::Identity::of(child.id())
-            .filter(|i| i.cmdline.first().is_some_and(|c| c.ends_with("sleep")));
+            .filter(|i| i.cmdline.first().is_some_and(|c| c.ends_with("sh")));
         id.is_some()
     });
     let id = id.unwrap();
     serde_json::json!({
         "process": {"pid": id.pid, "start_ticks": id.start_time_ticks + start_ticks_offset,
-                    "boot_id": id.boot_id},
-        "datadir": "/nonexistent/datadir"
+                    "boot_id": id.boot_id, "uid": id.uid, "cmdline": id.cmdline},
+        "datadir": datadir
     })
 }
 
 /// Resume stops a server the journal names when it is still the same process (pid, start
-/// time, boot), and redoes the cell.
+/// time, boot, owner, command line) and was started on the cell's data directory, and redoes
+/// the cell.
 #[test]
 fn resume_stops_the_server_a_killed_dbperf_left() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let mut server = stand_in();
-    killed_run_with_lease(&out, lease_of(&server, 0));
+    let datadir = cell_datadir(&out);
+    let mut server = stand_in(&datadir);
+    killed_run_with_lease(&out, lease_of(&server, 0, &datadir));
     let r = run(&["run", "--resume", out.to_str().unwrap()]);
     let ended = (0..250).find_map(|_| {
         let w = server.try_wait().unwrap();
@@ -610,8 +622,9 @@ fn resume_stops_the_server_a_killed_dbperf_left() {
 fn resume_leaves_a_reused_pid_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let mut other = stand_in();
-    killed_run_with_lease(&out, lease_of(&other, 1));
+    let datadir = cell_datadir(&out);
+    let mut other = stand_in(&datadir);
+    killed_run_with_lease(&out, lease_of(&other, 1, &datadir));
     let r = run(&["run", "--resume", out.to_str().unwrap()]);
     let alive = other.try_wait().unwrap().is_none();
     let _ = other.kill();

@@ -1,6 +1,9 @@
-//! The result-file reader (src/results/): `read_run`, `read_step`, `read_checked`, the campaign
-//! journal and the latency histograms step files carry. Result directories travel between
-//! machines and people, so any of their files may be damaged or made up.
+//! The result-file readers (src/results/, src/untrusted.rs): `read_run`, `read_step`,
+//! `read_checked`, the campaign journal, the latency histograms step files carry, the history's
+//! import of a whole result directory, and the per-second series (`report::input::read_series`)
+//! with the chart drawn from it. Result directories travel between machines and people, so any
+//! of their files may be damaged or made up; the journal is read back by `--resume`, so a name
+//! in it must never stand for a path outside the run.
 
 use std::io::Write;
 use std::path::Path;
@@ -17,6 +20,8 @@ const STEP: &str = include_str!("../golden/schema1/ibench/sqlite.wal-normal/step
 const SYSBENCH_STEP: &str =
     include_str!("../golden/schema1/sysbench/sqlite.wal-normal/steps/load.json");
 const JOURNAL: &str = include_str!("../golden/schema1/ibench/campaign.json");
+const SERIES: &str =
+    include_str!("../golden/schema1/ibench/sqlite.wal-normal/steps/l.i0.series.csv");
 
 /// Well above what parsing a few KiB of JSON needs, far below what a length field in a
 /// histogram header could ask for.
@@ -31,6 +36,8 @@ pub enum Edit {
     Big(u64),
     Float(f64),
     Text(String),
+    /// A name that would climb out of a directory, or one that is fine.
+    Path(&'static str),
     Array,
     Object,
     Remove,
@@ -44,11 +51,28 @@ fn edit() -> impl Strategy<Value = Edit> {
         prop::sample::select(vec![u64::MAX, 1 << 53, 99, 2]).prop_map(Edit::Big),
         prop::sample::select(vec![-1.0, 0.0, 1e308, -1e308, 0.5, 1e-300]).prop_map(Edit::Float),
         word().prop_map(|w| Edit::Text(String::from_utf8_lossy(&w).into_owned())),
+        prop::sample::select(PATHS.to_vec()).prop_map(Edit::Path),
         Just(Edit::Array),
         Just(Edit::Object),
         Just(Edit::Remove),
     ]
 }
+
+/// Names a made-up file could give for a directory or a file.
+const PATHS: [&str; 12] = [
+    "..",
+    "../x",
+    "../../../../etc/passwd",
+    "/etc",
+    "/dev/zero",
+    "a/b",
+    "t/r1",
+    "t/r",
+    "t/r1/x",
+    ".attempts",
+    "x\u{0}y",
+    "null.instant",
+];
 
 /// The number of nodes under (and including) `v`.
 fn size(v: &Value) -> usize {
@@ -78,6 +102,7 @@ fn apply(v: &mut Value, mut i: usize, e: &Edit) {
                         serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
                     }
                     Edit::Text(s) => Value::String(s.clone()),
+                    Edit::Path(s) => Value::String(s.to_string()),
                     Edit::Array => Value::Array(Vec::new()),
                     Edit::Object => Value::Object(Default::default()),
                 };
@@ -193,7 +218,134 @@ pub fn exercise(bytes: &[u8]) -> Result<(), TestCaseError> {
             let _ = results::decode_histogram(&op.hdr_latency);
         }
     }
-    check(campaign::read_journal(d), &d.join(campaign::JOURNAL))?;
+    if let Some(j) = check(campaign::read_journal(d), &d.join(campaign::JOURNAL))? {
+        // Whatever the journal says, its names stay below the run directory.
+        for c in &j.cells {
+            for name in [&c.id, &c.target] {
+                let p = Path::new(name);
+                prop_assert!(
+                    !p.is_absolute()
+                        && p.components()
+                            .all(|x| matches!(x, std::path::Component::Normal(_)))
+                        && !name.contains('\0'),
+                    "the journal names {name:?}"
+                );
+            }
+        }
+    }
+    // The history's import of the directory: run.json, every step it plans, their series.
+    if let Err(e) = dbperf::history::import::read(d) {
+        prop_assert!(is_bad_input(&e), "not marked bad input: {e:#}");
+        prop_assert!(!format!("{e}").contains('\n'), "not one sentence: {e}");
+    }
+    watch.no_panic()?;
+    watch.allocated_at_most(ALLOCATION_BOUND)?;
+    Ok(())
+}
+
+/// A series file: arbitrary bytes, or dbperf's own damaged (numbers made extreme, lines cut,
+/// columns dropped).
+#[derive(Debug, Clone)]
+pub enum SeriesInput {
+    Bytes(Vec<u8>),
+    Edited {
+        cells: Vec<(prop::sample::Index, &'static str)>,
+        damage: Damage,
+    },
+}
+
+const EXTREMES: [&str; 10] = [
+    "1e308",
+    "-1e308",
+    "inf",
+    "NaN",
+    "-1",
+    "0",
+    "",
+    "18446744073709551615",
+    "1e-320",
+    "x,y,z",
+];
+
+impl SeriesInput {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            SeriesInput::Bytes(b) => b.clone(),
+            SeriesInput::Edited { cells, damage } => {
+                let mut rows: Vec<Vec<String>> = SERIES
+                    .lines()
+                    .map(|l| l.split(',').map(String::from).collect())
+                    .collect();
+                let n: usize = rows.iter().map(Vec::len).sum();
+                for (at, v) in cells {
+                    let mut i = at.index(n);
+                    for r in rows.iter_mut() {
+                        if i < r.len() {
+                            r[i] = v.to_string();
+                            break;
+                        }
+                        i -= r.len();
+                    }
+                }
+                let text: String = rows.iter().map(|r| r.join(",") + "\n").collect();
+                damage.apply(text.into_bytes())
+            }
+        }
+    }
+}
+
+fn series_input() -> impl Strategy<Value = SeriesInput> {
+    prop_oneof![
+        1 => prop::collection::vec(any::<u8>(), 0..256).prop_map(SeriesInput::Bytes),
+        4 => (
+            prop::collection::vec(
+                (any::<prop::sample::Index>(), prop::sample::select(EXTREMES.to_vec())),
+                0..8
+            ),
+            damage(),
+        )
+            .prop_map(|(cells, damage)| SeriesInput::Edited { cells, damage }),
+    ]
+}
+
+/// Reads `bytes` as a series file and draws what it holds.
+pub fn exercise_series(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use dbperf::report::chart::{self, Agg, Line, LineChart, XAxis};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.series.csv");
+    std::fs::write(&p, bytes).unwrap();
+    let watch = Watch::start();
+    if let Some(s) = check(dbperf::report::input::read_series(&p), &p)? {
+        let targets = [dbperf::report::model::TargetLabel {
+            name: "t".into(),
+            dir: "d".into(),
+            suite: "ibench".into(),
+            engine: "sqlite".into(),
+            version: "3".into(),
+            config_name: "c".into(),
+            status: "ok".into(),
+            colour: "#000".into(),
+            dash: String::new(),
+        }];
+        for k in &s.kinds {
+            for (y, agg, log_y) in [(&k.rate, Agg::Mean, false), (&k.max_ms, Agg::Max, true)] {
+                let svg = chart::line_svg(&LineChart {
+                    title: k.kind.clone(),
+                    x_axis: XAxis::Seconds,
+                    y_label: "y".into(),
+                    log_y,
+                    lines: vec![Line {
+                        target: 0,
+                        points: chart::reduce(&s.t, y, agg, chart::MAX_POINTS),
+                    }],
+                    reference: s.target_rows_per_s.map(|r| (r, "target".into())),
+                    markers: Vec::new(),
+                    targets: &targets,
+                });
+                prop_assert!(svg.len() < 1 << 20, "a chart of {} bytes", svg.len());
+            }
+        }
+    }
     watch.no_panic()?;
     watch.allocated_at_most(ALLOCATION_BOUND)?;
     Ok(())
@@ -250,6 +402,11 @@ proptest! {
     }
 
     #[test]
+    fn series_files_are_read_or_refused_and_draw_bounded_charts(i in series_input()) {
+        exercise_series(&i.bytes())?;
+    }
+
+    #[test]
     fn histograms_are_decoded_or_refused(h in histogram()) {
         let watch = Watch::start();
         let _ = results::decode_histogram(&h);
@@ -273,4 +430,9 @@ fn valid_files_are_read() {
         results::decode_histogram(&op.hdr_latency).unwrap();
     }
     campaign::read_journal(d).unwrap();
+    let p = d.join("steps/s.series.csv");
+    std::fs::write(&p, SERIES).unwrap();
+    let s = dbperf::report::input::read_series(&p).unwrap();
+    assert_eq!(s.t.len(), SERIES.lines().count() - 1);
+    exercise_series(SERIES.as_bytes()).unwrap();
 }
