@@ -337,17 +337,6 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Resul
     write_atomic(path, &text)
 }
 
-/// A new file of dbperf's own at `path` in a result directory: whatever was at the name (a file
-/// of an earlier attempt, or a symbolic link planted there) is removed, never followed, and the
-/// file is created new (O_EXCL), so nothing but a file dbperf made is written through.
-pub fn create_fresh(path: &Path) -> std::io::Result<fs::File> {
-    let _ = fs::remove_file(path);
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-}
-
 /// Writes `bytes` to `path` atomically and durably (see [`write_json_atomic`]). The temporary
 /// file beside it is created new (O_EXCL | O_NOFOLLOW: a symlink planted in its place is
 /// refused), so nothing but a file of dbperf's own is ever written through.
