@@ -132,6 +132,29 @@ fn assert_bad_input(args: &[&str], expect: &str) {
 }
 
 #[test]
+fn timeouts_out_of_range_are_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = out.to_str().unwrap();
+    assert_bad_input(
+        &[
+            "run",
+            "--ddl-timeout",
+            "5",
+            "--statement-timeout",
+            "10",
+            "--out",
+            o,
+        ],
+        "--ddl-timeout 5 is shorter than --statement-timeout 10",
+    );
+    for bad in ["0", "2592001", "18446744073709551616"] {
+        assert_bad_input(&["run", "--ddl-timeout", bad, "--out", o], "--ddl-timeout");
+    }
+    assert!(!out.exists(), "nothing ran");
+}
+
+#[test]
 fn bad_input_is_one_sentence_and_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");

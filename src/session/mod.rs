@@ -411,9 +411,8 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
                     seconds: req.pause_between.as_secs(),
                 },
             );
-            let until = Instant::now()
-                .checked_add(req.pause_between)
-                .unwrap_or_else(Instant::now);
+            // From an option or a campaign file: a huge value pauses long, it does not panic.
+            let until = dbms::later(Instant::now(), req.pause_between);
             while Instant::now() < until && !req.interrupt.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
             }

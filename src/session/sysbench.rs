@@ -148,7 +148,8 @@ impl Steps for SysbenchSteps {
                     },
                     ticker: Box::new(SysbenchTicker::test(spe)),
                     warnings: Vec::new(),
-                    runs_long: false,
+                    // A full scan per event (scan) may take longer than the statement timeout.
+                    runs_long: t.bench.reads_whole_tables(),
                 })
             }
         }

@@ -51,7 +51,7 @@ pub fn killed(name: &str, e: Engine) -> Row {
 pub fn stopped(name: &str, e: Engine) -> Row {
     let mut row = Row::new(
         name,
-        "l.i1 failed after about two --statement-timeout (3 s) with \"did not answer\" and the \
+        "l.i1 failed after about one --statement-timeout (3 s) with \"did not answer\" and the \
          server's log tail; exit 1 once the server is continued; server gone",
         25,
     );

@@ -551,6 +551,12 @@ pub fn find(name: &str) -> Option<&'static Microbenchmark> {
 }
 
 impl Microbenchmark {
+    /// Whether one event reads whole tables (scan), so its statements may legitimately take
+    /// long: bounded by --ddl-timeout rather than the statement timeout.
+    pub fn reads_whole_tables(&self) -> bool {
+        self.metric == Metric::ScanRows
+    }
+
     /// Statements per event, BEGIN and COMMIT included, as sysbench counts queries.
     pub fn statements_per_event(&self) -> u64 {
         self.counts().iter().sum()

@@ -140,6 +140,9 @@ impl Runner {
         let d = dbms.dialect();
         let names_id = d.sysbench_insert_names_id();
         let b = spec.bench;
+        if b.reads_whole_tables() {
+            conn.set_budget(crate::dbms::Budget::Long);
+        }
         let mut blocks = Vec::new();
         for block in b.blocks {
             let mut stmts = Vec::new();
