@@ -551,3 +551,64 @@ fn a_kept_data_directory_is_replaced_without_following_a_link_and_never_in_use()
         "the data in use was kept"
     );
 }
+
+/// A config that would open the server to everyone is caught: PostgreSQL's `hba_file` pointing
+/// at a trust file makes the start fail (the server is stopped, nothing is measured), and a
+/// MariaDB config's own `init_file`, which would replace the one that sets the password, is
+/// refused before anything starts.
+#[test]
+fn a_config_that_opens_the_server_is_refused() {
+    if !postgres() || !mariadb(false) {
+        return;
+    }
+    let tmp = open_tempdir();
+    let hba = tmp.path().join("trust_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\nhost all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let toml = tmp.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "[config.open]\nengine = \"postgres\"\nextends = \"default\"\n\
+             text = \"hba_file = '{}'\\n\"\n\n\
+             [config.own_init]\nengine = \"mariadb\"\nextends = \"default\"\n\
+             text = \"init-file = /tmp/x.sql\\n\"\n",
+            hba.display()
+        ),
+    )
+    .unwrap();
+    let run_on = |target: &str, out: &str| {
+        run(&[
+            "run",
+            "--config-file",
+            toml.to_str().unwrap(),
+            "--target",
+            target,
+            "--steps",
+            "l.i0",
+            "--rows-l-i0",
+            "1k",
+            "--out",
+            tmp.path().join(out).to_str().unwrap(),
+        ])
+    };
+    let o = run_on("postgres:open", "r1");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("let dbperf in without a password"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        processes_using(tmp.path()).is_empty(),
+        "the open server was stopped: {:?}",
+        processes_using(tmp.path())
+    );
+    let o = run_on("mariadb:own_init", "r2");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("sets init_file"), "{}", text(&o));
+}
