@@ -142,10 +142,13 @@ pub fn plain_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 255 && !name.starts_with('.') && !name.contains(['/', '\0'])
 }
 
-/// A name from a file, shortened and escaped for an error sentence (it may hold anything).
-pub fn shown(name: &str) -> String {
-    let mut s: String = name.chars().take(60).collect();
-    if s.len() < name.len() {
+/// Text from outside (a name from a file, a value a server sent, a binary's output), fit to
+/// quote in one line of an error: in quotes, control characters escaped (a newline would split
+/// the sentence) and at most 60 characters (the sender chose its length).
+pub fn shown(text: &str) -> String {
+    const MAX: usize = 60;
+    let mut s: String = text.chars().take(MAX).collect();
+    if text.chars().nth(MAX).is_some() {
         s.push_str("...");
     }
     format!("{s:?}")
@@ -220,5 +223,7 @@ mod tests {
         assert!(!plain_name(&"x".repeat(256)));
         assert_eq!(shown("a\nb"), "\"a\\nb\"");
         assert!(shown(&"y".repeat(500)).len() < 80);
+        assert_eq!(shown("plain"), "\"plain\"");
+        assert!(!shown("a\r\u{0}b").contains(['\r', '\0']));
     }
 }

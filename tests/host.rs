@@ -125,6 +125,16 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// A directory the unprivileged user owns, for its state file: dbperf refuses to write into a
+/// directory other users can change, so a world-writable one would not do.
+fn unprivileged_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    if is_root() {
+        std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).unwrap();
+    }
+    d
+}
+
 /// Runs dbperf as an unprivileged user: nobody when the tests run as root (file modes do not
 /// stop root), else as ourselves.
 fn run_unprivileged(args: &[String]) -> Output {
@@ -518,8 +528,7 @@ fn tune_on_a_read_only_tree_changes_nothing() {
     chmod(fx.dir.path(), 0o755);
     each_file(&fx.sys(), &|p| chmod(p, 0o444));
     each_file(&fx.dir.path().join("proc"), &|p| chmod(p, 0o444));
-    let state_dir = tempfile::tempdir().unwrap();
-    chmod(state_dir.path(), 0o777);
+    let state_dir = unprivileged_dir();
     let state = state_dir.path().join("s.json");
     let files = snapshot(&fx.sys());
     let mut args = fx.args("tune", &["--governor", "performance", "--thp", "never"]);
@@ -543,8 +552,7 @@ fn a_failing_later_write_puts_the_earlier_ones_back() {
     each_file(&fx.dir.path().join("proc"), &|p| chmod(p, 0o666));
     // SMT is written last.
     chmod(&fx.sys().join("devices/system/cpu/smt/control"), 0o444);
-    let state_dir = tempfile::tempdir().unwrap();
-    chmod(state_dir.path(), 0o777);
+    let state_dir = unprivileged_dir();
     let state = state_dir.path().join("s.json");
     let files = snapshot(&fx.sys());
     let swappiness = fs::read_to_string(fx.dir.path().join("proc/sys/vm/swappiness")).unwrap();
@@ -590,8 +598,7 @@ fn tuning_the_real_sys_needs_root() {
     } else {
         "never"
     };
-    let state_dir = tempfile::tempdir().unwrap();
-    chmod(state_dir.path(), 0o777);
+    let state_dir = unprivileged_dir();
     let args: Vec<String> = [
         "host",
         "tune",

@@ -220,8 +220,8 @@ pub struct RunArgs {
     pub statement_timeout: u64,
 
     /// Seconds a statement allowed to run long (DDL, an index build, VACUUM, ANALYZE, a load, a
-    /// full count) may take from its start, even while the server answers; at least
-    /// --statement-timeout.
+    /// full count) may take from its start, even while the server answers; it must be at least
+    /// the statement timeout.
     #[arg(long, default_value_t = 86_400, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
     pub ddl_timeout: u64,

@@ -230,17 +230,6 @@ pub fn is_server_fault(message: &str) -> bool {
         || is_no_answer(message)
 }
 
-/// A value the server sent, fit to quote in one line of an error: control characters escaped
-/// (a newline would split the sentence) and at most 60 characters (the server chose its length).
-pub fn shown(v: &str) -> String {
-    const MAX: usize = 60;
-    let mut out: String = v.chars().take(MAX).flat_map(char::escape_debug).collect();
-    if v.chars().nth(MAX).is_some() {
-        out.push('…');
-    }
-    out
-}
-
 /// "60 s", "2.5 s".
 pub fn seconds(d: Duration) -> String {
     if d.subsec_millis() == 0 {
@@ -495,7 +484,6 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
-    use super::shown;
 
     #[test]
     fn an_endpoints_debug_form_shows_no_password() {
@@ -510,14 +498,5 @@ mod tests {
         };
         let d = format!("{ep:?}");
         assert!(!d.contains("hunter2") && d.contains("(set)"), "{d}");
-    }
-
-    #[test]
-    fn a_quoted_server_value_stays_on_one_short_line() {
-        assert_eq!(shown("12\n"), "12\\n");
-        assert_eq!(shown("plain"), "plain");
-        let long = "x".repeat(1000);
-        assert_eq!(shown(&long), format!("{}…", "x".repeat(60)));
-        assert!(!shown("a\r\u{0}b").contains(['\r', '\0']));
     }
 }

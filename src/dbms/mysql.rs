@@ -409,8 +409,8 @@ fn conn_i64(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<i64>, D
     };
     v.trim().parse::<i64>().map(Some).map_err(|_| DbError {
         message: format!(
-            "{sql}: the first column is '{}', not an integer",
-            super::shown(&v)
+            "{sql}: the first column is {}, not an integer",
+            crate::untrusted::shown(&v)
         ),
         transient: false,
         code: None,

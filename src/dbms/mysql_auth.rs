@@ -57,9 +57,9 @@ fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
 
 fn unsupported(plugin: &str) -> WireError {
     WireError::Io(format!(
-        "the server asks for the '{}' authentication plugin; dbperf's client speaks \
+        "the server asks for the {} authentication plugin; dbperf's client speaks \
          {NATIVE} and {SHA2} (create the benchmark user with one of those)",
-        super::shown(plugin)
+        crate::untrusted::shown(plugin)
     ))
 }
 

@@ -174,7 +174,7 @@ impl Conn for PgConn {
         match first.flatten() {
             None => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| DbError {
-                message: format!("expected an integer, got '{}'", super::shown(&v)),
+                message: format!("expected an integer, got {}", crate::untrusted::shown(&v)),
                 transient: false,
                 code: None,
                 fault: None,

@@ -572,7 +572,7 @@ pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> 
         anyhow::bail!(
             "{} --version does not say {expect}: {}",
             binary.display(),
-            crate::dbms::shown(a.text.trim())
+            crate::untrusted::shown(a.text.trim())
         );
     }
     Ok(a.text.trim().to_string())
