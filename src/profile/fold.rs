@@ -35,13 +35,9 @@ pub fn perf_data(
     let script = data.with_extension("script");
     let kept = data.with_extension("kept");
     let r = run_script(data, window, tree.is_some(), &script).and_then(|()| {
-        let source = match tree {
-            Some(roots) => {
-                keep_tree(&script, &kept, roots, window)?;
-                &kept
-            }
-            None => &script,
-        };
+        let names = thread_names(&script)?;
+        keep_samples(&script, &kept, tree, window, &names)?;
+        let source = &kept;
         let mut folded = Vec::new();
         Folder::from(Options::default())
             .collapse_file(Some(source), &mut folded)
@@ -65,18 +61,44 @@ enum Header {
     Other,
 }
 
-/// Reads a header line from its right: the comm before `PID/TID` may hold spaces.
-fn header(line: &str) -> Option<Header> {
-    let tokens: Vec<&str> = line.split_whitespace().collect();
+/// The task a header line names: `comm PID/TID TIME:`, read from its right because the comm
+/// may hold spaces.
+struct Task<'a> {
+    comm: &'a str,
+    pid: u32,
+    tid: u32,
+    /// The line from the `PID/TID` token on.
+    rest: &'a str,
+}
+
+fn task(line: &str) -> Option<Task<'_>> {
+    let tokens: Vec<(usize, &str)> = line
+        .split_whitespace()
+        // split_whitespace yields slices of `line`: their offsets into it.
+        .map(|t| (t.as_ptr() as usize - line.as_ptr() as usize, t))
+        .collect();
     let i = (0..tokens.len().saturating_sub(1)).find(|&i| {
-        let (p, t) = (tokens[i], tokens[i + 1]);
+        let (p, t) = (tokens[i].1, tokens[i + 1].1);
         p.split_once('/')
             .is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())
             && t.strip_suffix(':')
                 .is_some_and(|t| t.parse::<f64>().is_ok())
     })?;
-    let pid: u32 = tokens[i].split_once('/')?.0.parse().ok()?;
-    let rest = tokens[i + 2..].join(" ");
+    let (pid, tid) = tokens[i].1.split_once('/')?;
+    let at = tokens[i].0;
+    Some(Task {
+        comm: line[..at].trim(),
+        pid: pid.parse().ok()?,
+        tid: tid.parse().ok()?,
+        rest: &line[at..],
+    })
+}
+
+/// Reads a header line from its right: the comm before `PID/TID` may hold spaces.
+fn header(line: &str) -> Option<Header> {
+    let t = task(line)?;
+    let tokens: Vec<&str> = t.rest.split_whitespace().collect();
+    let rest = tokens[2..].join(" ");
     if let Some(f) = rest.strip_prefix("PERF_RECORD_FORK(") {
         // CHILD:TID):(PARENT:TID)
         let (child, more) = f.split_once(':')?;
@@ -89,33 +111,73 @@ fn header(line: &str) -> Option<Header> {
     if rest.starts_with("PERF_RECORD_") {
         return Some(Header::Other);
     }
-    let t = tokens[i + 1].trim_end_matches(':');
-    let (secs, frac) = t.split_once('.').unwrap_or((t, "0"));
+    let time = tokens[1].trim_end_matches(':');
+    let (secs, frac) = time.split_once('.').unwrap_or((time, "0"));
     let frac = format!("{frac:0<9}");
     let ns = secs.parse::<u64>().ok()?.checked_mul(1_000_000_000)?
         + frac.get(..9)?.parse::<u64>().ok()?;
-    Some(Header::Sample { pid, ns })
+    Some(Header::Sample { pid: t.pid, ns })
 }
 
-/// Copies from `script` to `kept` the samples of the process tree rooted at `roots` (a
-/// system-wide recording holds every process on the host) taken inside `window`. The tree grows
-/// as FORK events name a parent already in it, so backends forked during the step are kept.
-fn keep_tree(
+/// perf's name for a thread whose name it never learnt (`:TID`): a busy host loses events, and
+/// with them the COMM event of a thread started while perf recorded.
+fn unnamed(comm: &str) -> bool {
+    comm.strip_prefix(':')
+        .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The name of each process in `script`: its main thread's (TID = PID), else the first named
+/// thread's. An unnamed thread's samples take it, so they are drawn under their process rather
+/// than as a root of their own.
+fn thread_names(script: &Path) -> Result<std::collections::HashMap<u32, String>, String> {
+    use std::io::{BufRead, BufReader};
+    let input = std::fs::File::open(script).map_err(|e| format!("{}: {e}", script.display()))?;
+    let mut names = std::collections::HashMap::new();
+    let mut main = std::collections::HashSet::new();
+    for line in BufReader::new(input).split(b'\n') {
+        let line = line.map_err(|e| format!("{}: {e}", script.display()))?;
+        if line.first() == Some(&b'\t') {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Some(t) = task(&text) else { continue };
+        if t.comm.is_empty() || unnamed(t.comm) || main.contains(&t.pid) {
+            continue;
+        }
+        if t.tid == t.pid {
+            main.insert(t.pid);
+            names.insert(t.pid, t.comm.to_string());
+        } else {
+            names.entry(t.pid).or_insert_with(|| t.comm.to_string());
+        }
+    }
+    Ok(names)
+}
+
+/// Copies from `script` to `kept` the samples to fold, each under its process's name when perf
+/// did not know its thread's (`names`). A task recording is already cut to the window by perf;
+/// a system-wide one (`tree`, the server's pids) holds every process on the host, so only the
+/// samples of the tree rooted there taken inside `window` are kept. The tree grows as FORK
+/// events name a parent already in it, so backends forked during the step are kept.
+fn keep_samples(
     script: &Path,
     kept: &Path,
-    roots: &[u32],
+    tree: Option<&[u32]>,
     window: (Option<u64>, Option<u64>),
+    names: &std::collections::HashMap<u32, String>,
 ) -> Result<(), String> {
     use std::io::{BufRead, BufReader, BufWriter, Write};
     let input = std::fs::File::open(script).map_err(|e| format!("{}: {e}", script.display()))?;
     let output = crate::safe_fs::create_replacing(kept, 0o600)
         .map_err(|e| format!("{}: {e}", kept.display()))?;
     let mut out = BufWriter::new(output);
-    let mut tree: std::collections::HashSet<u32> = roots.iter().copied().collect();
+    let mut members: std::collections::HashSet<u32> =
+        tree.unwrap_or_default().iter().copied().collect();
     let inside = |ns: u64| window.0.is_none_or(|a| ns >= a) && window.1.is_none_or(|b| ns <= b);
     let mut keeping = false;
     let mut line = Vec::new();
     let mut reader = BufReader::new(input);
+    let failed = |e: std::io::Error| format!("{}: {e}", kept.display());
     loop {
         line.clear();
         let n = reader
@@ -126,25 +188,36 @@ fn keep_tree(
         }
         let text = String::from_utf8_lossy(&line);
         // Frames start with a tab; a blank line ends a sample; anything else is a header.
-        if !text.starts_with('\t') && !text.trim().is_empty() {
-            keeping = false;
-            match header(&text) {
-                Some(Header::Fork { child, parent }) => {
-                    if tree.contains(&parent) {
-                        tree.insert(child);
-                    }
-                }
-                Some(Header::Sample { pid, ns }) => keeping = tree.contains(&pid) && inside(ns),
-                Some(Header::Other) | None => {}
+        if text.starts_with('\t') || text.trim().is_empty() {
+            if keeping {
+                out.write_all(&line).map_err(failed)?;
             }
+            continue;
         }
-        // A sample's header, its frames and the blank line that ends it.
-        if keeping {
-            out.write_all(&line)
-                .map_err(|e| format!("{}: {e}", kept.display()))?;
+        keeping = false;
+        match header(&text) {
+            Some(Header::Fork { child, parent }) => {
+                if members.contains(&parent) {
+                    members.insert(child);
+                }
+            }
+            Some(Header::Sample { pid, ns }) => {
+                keeping = tree.is_none() || (members.contains(&pid) && inside(ns));
+            }
+            Some(Header::Other) | None => {}
+        }
+        if !keeping {
+            continue;
+        }
+        match task(&text).filter(|t| unnamed(t.comm)).and_then(|t| {
+            let name = names.get(&t.pid)?;
+            Some(format!("{name} {}", t.rest))
+        }) {
+            Some(named) => out.write_all(named.as_bytes()).map_err(failed)?,
+            None => out.write_all(&line).map_err(failed)?,
         }
     }
-    out.flush().map_err(|e| format!("{}: {e}", kept.display()))
+    out.flush().map_err(failed)
 }
 
 fn run_script(
@@ -287,16 +360,46 @@ mod tests {
              postgres 10/10 0.5: cpu-clock: \n\t1 early (/pg)\n\n",
         )
         .unwrap();
-        keep_tree(
+        keep_samples(
             &script,
             &kept,
-            &[10],
+            Some(&[10]),
             (Some(1_000_000_000), Some(3_000_000_000)),
+            &thread_names(&script).unwrap(),
         )
         .unwrap();
         assert_eq!(
             std::fs::read_to_string(&kept).unwrap(),
             "postgres 11/11 1.5: cpu-clock: \n\t1 ExecInsert (/pg)\n\t2 PostgresMain (/pg)\n\n"
+        );
+    }
+
+    #[test]
+    fn a_thread_perf_could_not_name_is_drawn_under_its_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let (script, kept) = (dir.path().join("s"), dir.path().join("k"));
+        std::fs::write(
+            &script,
+            "ib worker 9/12 1.0: cpu-clock: \n\t1 task (/m)\n\n\
+             mariadbd 9/9 1.1: cpu-clock: \n\t1 main (/m)\n\n\
+             :9419 9/9419 1.2: cpu-clock: \n\t1 execute (/m)\n\n\
+             :77 77/77 1.3: cpu-clock: \n\t1 lone (/x)\n\n",
+        )
+        .unwrap();
+        keep_samples(
+            &script,
+            &kept,
+            None,
+            (None, None),
+            &thread_names(&script).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap(),
+            "ib worker 9/12 1.0: cpu-clock: \n\t1 task (/m)\n\n\
+             mariadbd 9/9 1.1: cpu-clock: \n\t1 main (/m)\n\n\
+             mariadbd 9/9419 1.2: cpu-clock: \n\t1 execute (/m)\n\n\
+             :77 77/77 1.3: cpu-clock: \n\t1 lone (/x)\n\n"
         );
     }
 
