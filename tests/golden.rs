@@ -241,3 +241,73 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The report sets whose every byte is pinned: (name, input directories, report options).
+const PINNED: [(&str, &[&str], &[&str]); 3] = [
+    (
+        "ibench",
+        &["release-3be8b90/ibench", "schema1/ibench"],
+        &["--allow-mixed-hosts"],
+    ),
+    (
+        "sysbench",
+        &["release-3be8b90/sysbench", "schema1/sysbench"],
+        &["--allow-mixed-hosts"],
+    ),
+    ("repeats", &["repeats-null"], &[]),
+];
+
+/// The reports of a fixed set of result directories, in every format, are byte for byte the
+/// ones recorded under tests/golden/reports/ (but for the git revision that wrote them): a
+/// change to how reports are made must not change what they say. A deliberate change to the
+/// report regenerates them with DBPERF_BLESS=1 and says why in its commit.
+#[test]
+fn reports_of_the_golden_directories_are_unchanged_to_the_byte() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let version = text(&run(&["--version"]));
+    let rev = version
+        .split("(git ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .expect("--version names the git revision")
+        .to_string();
+    let bless = std::env::var_os("DBPERF_BLESS").is_some();
+    let mut changed = Vec::new();
+    for (name, inputs, options) in PINNED {
+        // Relative inputs, as a person types them: the report names them.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut args = vec!["report".to_string()];
+        for (i, input) in inputs.iter().enumerate() {
+            let here = format!("in{i}");
+            copy_dir(&root.join(input), &tmp.path().join(&here));
+            args.push(here);
+        }
+        args.extend(["--format", "html,md,json,csv", "--out", "rep"].map(String::from));
+        args.extend(options.iter().map(|o| o.to_string()));
+        let o = dbperf()
+            .args(&args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
+        for format in ["html", "md", "json", "csv"] {
+            let made = std::fs::read_to_string(tmp.path().join(format!("rep/report.{format}")))
+                .unwrap()
+                .replace(&rev, "REV");
+            let pinned = root.join(format!("reports/{name}.{format}"));
+            if bless {
+                std::fs::create_dir_all(pinned.parent().unwrap()).unwrap();
+                std::fs::write(&pinned, &made).unwrap();
+            } else if std::fs::read_to_string(&pinned).ok().as_deref() != Some(made.as_str()) {
+                let kept = std::env::temp_dir().join(format!("dbperf-golden-{name}.{format}"));
+                std::fs::write(&kept, &made).unwrap();
+                changed.push(format!("{} (made: {})", pinned.display(), kept.display()));
+            }
+        }
+    }
+    assert!(
+        changed.is_empty(),
+        "reports differ from the pinned ones:\n{}",
+        changed.join("\n")
+    );
+}
