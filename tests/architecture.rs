@@ -396,3 +396,28 @@ fn the_history_reads_results_and_runs_nothing() {
         &["session", "engine", "workload", "server", "metrics", "cli"],
     );
 }
+
+/// The process's arguments are read once, by the CLI's entry (`cli::main` through `cli::parse`);
+/// everything after gets them typed, with which options were given (`Given`). A second reader
+/// is how a resumed campaign once took the resuming command line's --preset for its own.
+#[test]
+fn the_command_line_is_read_once() {
+    let entry = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/mod.rs");
+    let mut readers = Vec::new();
+    for f in files("") {
+        let code = blank_comments_and_literals(&std::fs::read_to_string(&f).unwrap());
+        let n = [
+            "env::args()",
+            "env::args_os()",
+            "Cli::parse()",
+            "Cli::try_parse()",
+        ]
+        .iter()
+        .map(|r| code.matches(r).count())
+        .sum::<usize>();
+        if n > 0 {
+            readers.push((f.clone(), n));
+        }
+    }
+    assert_eq!(readers, [(entry, 1)], "readers of the process's arguments");
+}

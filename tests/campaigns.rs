@@ -787,3 +787,93 @@ fn a_resume_refuses_a_changed_definition() {
         "2000"
     );
 }
+
+/// Starts `args` in `dir`, kills it once the first cell's l.i0 is under way, resumes it from `/`
+/// and returns the finished journal.
+fn killed_and_resumed(args: &[&str], dir: &Path, out: &Path) -> Value {
+    let child = spawn(args, dir);
+    let step = out.join("null.sleep-20ms/steps");
+    wait_for(20, "the first cell's l.i0 starting", || {
+        step.join(".l.i0.series.csv.tmp").exists()
+    });
+    kill9(child);
+    assert_eq!(cells(out)[0].1, "running", "{:?}", cells(out));
+    let r = dbperf()
+        .args(["run", "--resume", out.to_str().unwrap()])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{args:?}: {}", text(&r));
+    let after = cells(out);
+    assert!(after.iter().all(|c| c.1 == "done"), "{after:?}");
+    journal(out)
+}
+
+/// What the run was started with (--preset, --base, suite flags, a campaign) is what it is
+/// resumed with, whatever the resuming command line says.
+#[test]
+fn a_run_started_with_preset_base_and_suite_flags_resumes_as_it_started() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = tmp.path().join("dbperf.toml");
+    // Each operation of the first target takes 20 ms: its l.i0 (100 statements) lasts 2 s.
+    std::fs::write(
+        &toml,
+        "[campaign.c]\ntargets = [\"null:sleep-20ms\", \"null\"]\n\
+         [campaign.c.ibench]\nsteps = \"l.i0,l.x\"\nrows_l_i0 = \"10k\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("campaign");
+    let j = killed_and_resumed(
+        &[
+            "run",
+            "--campaign",
+            "c",
+            "--preset",
+            "short",
+            "--base",
+            "null.instant",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-progress",
+        ],
+        tmp.path(),
+        &out,
+    );
+    assert_eq!(j["base"], "null.instant");
+    for c in j["cells"].as_array().unwrap() {
+        let fp = &c["fingerprint"];
+        assert_eq!(fp["ibench.preset"], "short", "{fp}");
+        assert_eq!(fp["ibench.rows_l_i0"], "10000", "{fp}");
+    }
+
+    let out = tmp.path().join("flags");
+    let j = killed_and_resumed(
+        &[
+            "run",
+            "--target",
+            "null:sleep-20ms",
+            "--target",
+            "null",
+            "--preset",
+            "short",
+            "--steps",
+            "l.i0,l.x",
+            "--rows-l-i0",
+            "10k",
+            "--base",
+            "null.instant",
+            "--out",
+            "flags",
+            "--no-progress",
+        ],
+        tmp.path(),
+        &out,
+    );
+    assert_eq!(j["base"], "null.instant");
+    for c in j["cells"].as_array().unwrap() {
+        let fp = &c["fingerprint"];
+        assert_eq!(fp["ibench.preset"], "short", "{fp}");
+        assert_eq!(fp["ibench.rows_l_i0"], "10000", "{fp}");
+        assert_eq!(fp["ibench.steps"], r#"["l.i0","l.x"]"#, "{fp}");
+    }
+}

@@ -443,6 +443,11 @@ fn bad_input_is_one_sentence_and_exit_2() {
         (vec!["--preset", "cached-small"], "unknown sysbench preset"),
         (vec!["--usepk", "0"], "--usepk 0 needs a server target"),
         (vec!["--rows-l-i0", "10"], "Insert Benchmark flag"),
+        // Given, though it is the default: the flag was typed with the wrong suite.
+        (
+            vec!["--delete-form", "current"],
+            "--delete-form is an Insert Benchmark flag",
+        ),
     ] {
         let mut a = vec!["--out", o_];
         a.extend(args.iter());

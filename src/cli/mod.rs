@@ -14,6 +14,7 @@ macro_rules! out {
 
 mod fetch;
 mod flags;
+mod given;
 mod history;
 mod host;
 mod profile;
@@ -26,7 +27,9 @@ mod summary;
 mod sysbench;
 mod writeamp;
 
-use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use run::RunArgs;
 
@@ -76,9 +79,39 @@ pub enum Command {
     Profile(profile::ProfileCommand),
 }
 
-/// Entry point of the binary; returns the process exit code.
+/// Parses a command line, program name first. `dbperf run`'s arguments also keep which options
+/// the line gave (`Given`) and its words, which its journal records for `--resume`. Every
+/// command line goes through here: the process's, a resumed run's and a campaign's suites'.
+pub fn parse<T: Into<OsString> + Clone>(
+    argv: impl IntoIterator<Item = T>,
+) -> Result<Cli, clap::Error> {
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let mut cmd = Cli::command();
+    let m = cmd.try_get_matches_from_mut(&argv)?;
+    let mut cli = Cli::from_arg_matches(&m)?;
+    if let (Command::Run(r), Some(("run", rm))) = (&mut cli.command, m.subcommand()) {
+        let run = cmd.find_subcommand("run").expect("run is declared");
+        r.given = given::Given::of(run, rm);
+        r.argv = argv
+            .iter()
+            .skip(1)
+            .map(|w| w.to_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                cmd.error(
+                    clap::error::ErrorKind::InvalidUtf8,
+                    "dbperf run's arguments must be UTF-8 text: the run's journal keeps them \
+                     to resume it",
+                )
+            })?;
+    }
+    Ok(cli)
+}
+
+/// Entry point of the binary; returns the process exit code. The only reader of the process's
+/// arguments.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout with exit 0, usage errors with exit 2.

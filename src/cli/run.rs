@@ -7,9 +7,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{ArgGroup, Args, ValueEnum};
 
 use super::flags::OnOff;
+use super::given::{Given, IBENCH, SYSBENCH, WORKLOAD};
 use super::render::Terminal;
 use super::summary::{fmt_num, table, TargetSteps};
 use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
@@ -50,11 +51,16 @@ pub enum StatementFormsArg {
     Prepared,
 }
 
+/// `dbperf run`'s options. Those that say what a suite does are declared in a group (`ibench`,
+/// `sysbench`, `workload` for those of every suite), which is how the run knows which were given
+/// with the wrong suite or beside a campaign that decides them.
 #[derive(Args, Debug)]
-#[command(args_override_self = true)]
+#[command(args_override_self = true,
+          group(ArgGroup::new(WORKLOAD).multiple(true)),
+          group(ArgGroup::new(IBENCH).multiple(true)))]
 pub struct RunArgs {
     /// Benchmark suite to run.
-    #[arg(long, value_enum, default_value = "ibench")]
+    #[arg(long, value_enum, default_value = "ibench", group = WORKLOAD)]
     pub suite: Suite,
 
     /// Sizes and durations (see --list-presets); each is overridable by the flags below. The
@@ -69,90 +75,91 @@ pub struct RunArgs {
     /// Target to benchmark, repeatable: ENGINE[:CONFIG], e.g. `sqlite`, `sqlite:delete-full`.
     /// SQLite configs: wal-normal (default), wal-full, wal-off, delete-full, defaults.
     /// Targets run one after another, each into its own result directory.
-    #[arg(long = "target", value_name = "TARGET")]
+    #[arg(long = "target", value_name = "TARGET", group = WORKLOAD)]
     pub targets: Vec<String>,
 
     /// Extra SQLite pragma for every sqlite target, repeatable: --pragma cache_size=-65536.
-    #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting)]
+    #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting,
+          group = WORKLOAD)]
     pub pragmas: Vec<(String, String)>,
 
     /// Steps to run, comma-separated, always in benchmark order
     /// (l.i0,l.x,l.i1,l.i2,qr100,qp100,qr500,qp500,qr1000,qp1000).
-    #[arg(long, value_delimiter = ',', value_name = "STEPS")]
+    #[arg(long, value_delimiter = ',', value_name = "STEPS", group = IBENCH)]
     pub steps: Option<Vec<String>>,
 
     /// Number of clients; each has its own connections (1 for loads, 2 for l.i1/l.i2, 3 for
     /// qr/qp) and, unless --shared-table, its own table piN.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", group = IBENCH)]
     pub clients: Option<u64>,
 
     /// All clients share table pi1 (the original's only1t=yes). Turns deletes off.
-    #[arg(long)]
+    #[arg(long, group = IBENCH)]
     pub shared_table: bool,
 
     /// Delete as many rows as are inserted in l.i1, l.i2 and qr/qp, so tables stay the same size
     /// [default: on, off with --shared-table].
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, group = IBENCH)]
     pub deletes: Option<OnOff>,
 
     /// Delete statement form.
-    #[arg(long, value_enum, default_value = "current")]
+    #[arg(long, value_enum, default_value = "current", group = IBENCH)]
     pub delete_form: DeleteFormArg,
 
     /// Which statements are prepared: `original` sends what the original's iibench.py sends
     /// (INSERTs and DELETEs as SQL text, queries prepared on PostgreSQL and SQLite and as text
     /// on MySQL/MariaDB); `prepared` prepares every statement [default: original].
-    #[arg(long, value_enum, value_name = "FORMS")]
+    #[arg(long, value_enum, value_name = "FORMS", group = IBENCH)]
     pub statement_forms: Option<StatementFormsArg>,
 
     /// Rows each client inserts in l.i0 (suffixes k, M, G allowed).
-    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS", group = IBENCH)]
     pub rows_l_i0: Option<u64>,
 
     /// Rows each client inserts in l.i1.
-    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS", group = IBENCH)]
     pub rows_l_i1: Option<u64>,
 
     /// Rows each client inserts in l.i2.
-    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS")]
+    #[arg(long, value_parser = spec::parse_count, value_name = "ROWS", group = IBENCH)]
     pub rows_l_i2: Option<u64>,
 
     /// Nominal seconds of each qr/qp step: the background inserter must insert this many
     /// seconds' worth of rows at its rate, so a DBMS that cannot keep up takes longer.
-    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS")]
+    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS", group = IBENCH)]
     pub query_seconds: Option<u64>,
 
     /// Background insert rates per client in rows/s, one qr/qp pair each.
-    #[arg(long, value_delimiter = ',', value_parser = spec::parse_count, value_name = "RATES")]
+    #[arg(long, value_delimiter = ',', value_parser = spec::parse_count, value_name = "RATES", group = IBENCH)]
     pub rates: Option<Vec<u64>>,
 
     /// Budget of the cleanup + wait after l.i2 [default: preset's, else the original's
     /// min(1200, 60 + l.i0 rows / 1e6)].
-    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS")]
+    #[arg(long, value_parser = spec::parse_count, value_name = "SECONDS", group = IBENCH)]
     pub wait_seconds: Option<u64>,
 
     /// Seed for all generated data and query parameters; same seed, same data.
-    #[arg(long)]
+    #[arg(long, group = WORKLOAD)]
     pub seed: Option<u64>,
 
     /// Shortest data column value [default: 10].
-    #[arg(long, value_name = "CHARS")]
+    #[arg(long, value_name = "CHARS", group = IBENCH)]
     pub data_length_min: Option<u64>,
 
     /// Longest data column value [default: 20].
-    #[arg(long, value_name = "CHARS")]
+    #[arg(long, value_name = "CHARS", group = IBENCH)]
     pub data_length_max: Option<u64>,
 
     /// Share of the data column that is random (the rest is 'a's) [default: 50].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", group = IBENCH)]
     pub data_random_pct: Option<u64>,
 
     /// Re-read min(transactionid) every N delete rounds; 0 = only once [default: 1000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", group = IBENCH)]
     pub resync_get_min: Option<u64>,
 
     /// LIMIT of range queries and IN-list length of point queries [default: 10].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", group = IBENCH)]
     pub rows_per_query: Option<u64>,
 
     /// Root of the result directory [default: results/<time>-ibench-<preset>].
@@ -309,6 +316,14 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub sysbench: super::sysbench::SysbenchArgs,
+
+    /// The options the command line gave (set by `cli::parse`).
+    #[arg(skip)]
+    pub given: Given,
+
+    /// The command line's words after the program's name, which the journal keeps.
+    #[arg(skip)]
+    pub argv: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -360,41 +375,29 @@ fn overrides(a: &RunArgs) -> IbenchOverrides {
 
 /// Insert Benchmark flags make no sense with the sysbench suite; say so rather than ignore them.
 fn refuse_ibench_flags(a: &RunArgs) -> anyhow::Result<()> {
-    match ibench_flag_given(a) {
+    let Some(flag) = a.given.first_in(IBENCH) else {
+        return Ok(());
+    };
+    // Some have a sysbench counterpart a person may have meant.
+    let hint = match flag {
+        "--clients" => " (the sysbench suite has --threads)",
+        "--rows-l-i0" => " (the sysbench suite has --rows)",
+        _ => "",
+    };
+    bad_input(format!(
+        "{flag}{hint} is an Insert Benchmark flag and does not apply to --suite sysbench"
+    ))
+}
+
+/// sysbench flags make no sense with the Insert Benchmark.
+fn refuse_sysbench_flags(a: &RunArgs) -> anyhow::Result<()> {
+    match a.given.first_in(SYSBENCH) {
         Some(flag) => bad_input(format!(
-            "{flag} is an Insert Benchmark flag and does not apply to --suite sysbench"
+            "{flag} belongs to the sysbench suite; add --suite sysbench (the default suite is \
+             the Insert Benchmark)"
         )),
         None => Ok(()),
     }
-}
-
-/// The first Insert Benchmark flag given.
-fn ibench_flag_given(a: &RunArgs) -> Option<&'static str> {
-    let given = [
-        (a.steps.is_some(), "--steps"),
-        (
-            a.clients.is_some(),
-            "--clients (the sysbench suite has --threads)",
-        ),
-        (a.shared_table, "--shared-table"),
-        (a.deletes.is_some(), "--deletes"),
-        (
-            a.rows_l_i0.is_some(),
-            "--rows-l-i0 (the sysbench suite has --rows)",
-        ),
-        (a.rows_l_i1.is_some(), "--rows-l-i1"),
-        (a.rows_l_i2.is_some(), "--rows-l-i2"),
-        (a.query_seconds.is_some(), "--query-seconds"),
-        (a.rates.is_some(), "--rates"),
-        (a.wait_seconds.is_some(), "--wait-seconds"),
-        (a.data_length_min.is_some(), "--data-length-min"),
-        (a.data_length_max.is_some(), "--data-length-max"),
-        (a.data_random_pct.is_some(), "--data-random-pct"),
-        (a.resync_get_min.is_some(), "--resync-get-min"),
-        (a.rows_per_query.is_some(), "--rows-per-query"),
-        (a.statement_forms.is_some(), "--statement-forms"),
-    ];
-    given.into_iter().find(|(g, _)| *g).map(|(_, flag)| flag)
 }
 
 /// Servers and their tools run in other directories (PostgreSQL in its data directory), so
@@ -435,7 +438,7 @@ fn default_out(name: &str, preset: &str) -> PathBuf {
 fn suite_of(a: &RunArgs) -> anyhow::Result<Arc<dyn session::Suite>> {
     Ok(match a.suite {
         Suite::Ibench => {
-            a.sysbench.refuse_with_ibench()?;
+            refuse_sysbench_flags(a)?;
             let preset = presets::get(&a.preset)?;
             Arc::new(IbenchSuite {
                 params: spec::ibench_params(&preset, &overrides(a))?,
@@ -450,27 +453,11 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Arc<dyn session::Suite>> {
     })
 }
 
-/// The first flag that sets what a suite does (not how the run is organised).
-fn workload_flag(a: &RunArgs) -> Option<&'static str> {
-    if !a.targets.is_empty() {
-        return Some("--target");
-    }
-    if a.suite != Suite::Ibench {
-        return Some("--suite");
-    }
-    if !a.pragmas.is_empty() {
-        return Some("--pragma");
-    }
-    if a.seed.is_some() {
-        return Some("--seed");
-    }
-    if a.delete_form != DeleteFormArg::Current {
-        return Some("--delete-form");
-    }
-    ibench_flag_given(a)
-        // Without the hint some carry ("--clients (the sysbench suite has --threads)").
-        .map(|f| f.split(' ').next().unwrap_or(f))
-        .or_else(|| a.sysbench.first_given())
+/// The first flag given that sets what a suite does (not how the run is organised).
+fn workload_flag(a: &RunArgs) -> Option<&str> {
+    [WORKLOAD, IBENCH, SYSBENCH]
+        .into_iter()
+        .find_map(|g| a.given.first_in(g))
 }
 
 /// What the run is: its suites, targets, rounds and base, from the flags or a campaign.
@@ -507,7 +494,9 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
         ));
     }
     let c = file.campaign(name)?;
-    let preset_given = std::env::args().any(|x| x == "--preset" || x.starts_with("--preset="));
+    // --preset given when the run started (its journal's command line, on --resume) overrides
+    // the campaign's.
+    let preset_given = a.given.has("preset");
     let mut suites = Vec::new();
     for s in &c.suites {
         let mut argv = vec![
@@ -522,7 +511,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             argv.extend(["--preset".to_string(), a.preset.clone()]);
         }
         argv.extend(c.args.get(s).cloned().unwrap_or_default());
-        let parsed = match super::Cli::try_parse_from(&argv) {
+        let parsed = match super::parse(&argv) {
             Ok(super::Cli {
                 command: super::Command::Run(r),
             }) => r,
@@ -564,7 +553,7 @@ fn resumed(a: &RunArgs) -> anyhow::Result<(RunArgs, Invocation, PathBuf)> {
         ));
     }
     let argv = std::iter::once("dbperf".to_string()).chain(inv.args.iter().cloned());
-    match super::Cli::try_parse_from(argv) {
+    match super::parse(argv) {
         Ok(super::Cli {
             command: super::Command::Run(r),
         }) if r.resume.is_none() => Ok((*r, inv, dir)),
@@ -586,41 +575,68 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         super::sysbench::print_list(&args.sysbench.params(&args.preset, args.seed)?);
         return Ok(EXIT_OK);
     }
-    if args.resume.is_some() {
-        // The run's own arguments are in its journal; others would be silently ignored.
-        let given: Vec<String> = std::env::args().skip(2).collect();
-        let mut rest = given.iter().filter(|a| {
-            !matches!(a.as_str(), "--no-retry" | "--no-progress" | "--resume")
-                && !a.starts_with("--resume=")
-                && Some(PathBuf::from(a.as_str())) != args.resume
-        });
-        if let Some(extra) = rest.next() {
-            return bad_input(format!(
-                "{extra} cannot go with --resume: a resumed run keeps the arguments it was \
-                 started with (only --no-retry and --no-progress may be added)"
-            ));
-        }
-    }
     let show = !args.no_progress && std::io::stderr().is_terminal();
-    let (a, invocation, resume_dir) = match &args.resume {
-        Some(_) => {
-            let (r, inv, dir) = resumed(&args)?;
-            (r, inv, Some(dir))
-        }
-        None => (
+    let start = start(args)?;
+    let file = spec::config_file::load(start.args.config_file.as_deref())?;
+    let w = what(&start.args, &file)?;
+    let targets = targets(&start.args, &file, &w)?;
+    let req = request(start, w, targets)?;
+    let mut term = Terminal::new(show);
+    let outcome = session::run(req, &mut term)?;
+    Ok(finish(&outcome))
+}
+
+/// How the run starts: afresh from the command line, or continued from its journal.
+struct Start {
+    /// The run's arguments: the command line's, or on --resume the journal's.
+    args: RunArgs,
+    invocation: Invocation,
+    resume_dir: Option<PathBuf>,
+    retry_failed: bool,
+}
+
+fn start(args: RunArgs) -> anyhow::Result<Start> {
+    // --no-retry is the resuming command's, not the resumed run's.
+    let retry_failed = !args.no_retry;
+    if args.resume.is_none() {
+        let invocation = Invocation {
+            args: args.argv.clone(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        };
+        return Ok(Start {
             args,
-            Invocation {
-                args: std::env::args().skip(1).collect(),
-                cwd: std::env::current_dir()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default(),
-            },
-            None,
-        ),
-    };
-    let retry_failed = !std::env::args().any(|x| x == "--no-retry");
-    let file = spec::config_file::load(a.config_file.as_deref())?;
-    let w = what(&a, &file)?;
+            invocation,
+            resume_dir: None,
+            retry_failed,
+        });
+    }
+    // The run's own arguments are in its journal; others would be silently ignored.
+    if let Some(extra) = args
+        .given
+        .first_other_than(&["resume", "no_retry", "no_progress"])
+    {
+        return bad_input(format!(
+            "{extra} cannot go with --resume: a resumed run keeps the arguments it was \
+             started with (only --no-retry and --no-progress may be added)"
+        ));
+    }
+    let (args, invocation, dir) = resumed(&args)?;
+    Ok(Start {
+        args,
+        invocation,
+        resume_dir: Some(dir),
+        retry_failed,
+    })
+}
+
+/// The run's targets, resolved (builds fetched where asked), each accepted by every suite.
+fn targets(
+    a: &RunArgs,
+    file: &spec::config_file::ConfigFile,
+    w: &What,
+) -> anyhow::Result<Vec<Target>> {
     let mut targets: Vec<Target> = Vec::new();
     let cache = crate::fetch::Cache::locate(a.cache_dir.as_deref())?;
     let builds = crate::fetch::ResolveOptions {
@@ -652,12 +668,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             ));
         }
     }
-    let out = match (&resume_dir, &a.out) {
+    Ok(targets)
+}
+
+fn request(start: Start, w: What, targets: Vec<Target>) -> anyhow::Result<Request> {
+    let a = &start.args;
+    let out = match (&start.resume_dir, &a.out) {
         (Some(d), _) => d.clone(),
         (None, Some(p)) => absolute(p)?,
         (None, None) => absolute(&default_out(&w.name, &a.preset))?,
     };
-    let req = Request {
+    Ok(Request {
         suites: w.suites,
         targets,
         out,
@@ -669,7 +690,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         calibrate: !a.no_calibration,
         server_start_timeout: Duration::from_secs(a.server_start_timeout),
         statement_timeout: Duration::from_secs(a.statement_timeout),
-        ddl_timeout: ddl_timeout(&a)?,
+        ddl_timeout: ddl_timeout(a)?,
         connect_timeout: Duration::from_secs(a.connect_timeout),
         ignore_errors: match &a.ignore_errors {
             Some(s) => IgnoreErrors::parse(s)?,
@@ -680,27 +701,33 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         shard: a.shard,
         campaign: w.campaign,
         base: w.base,
-        resume: resume_dir.is_some(),
-        retry_failed,
-        invocation,
+        resume: start.resume_dir.is_some(),
+        retry_failed: start.retry_failed,
         interrupt: interrupt_flag(),
-        profile: a.profile.map(|w| crate::profile::Settings {
-            who: match w {
-                ProfileArg::Server => crate::profile::Who::Server,
-                ProfileArg::Client => crate::profile::Who::Client,
-                ProfileArg::Both => crate::profile::Who::Both,
-            },
-            hz: a.profile_hz,
-            max_bytes: a.profile_max_size,
-            require: a.require_profile,
-            scope: a.profile_scope.map(|s| match s {
-                ProfileScopeArg::System => crate::profile::Scope::System,
-                ProfileScopeArg::Processes => crate::profile::Scope::Processes,
-            }),
+        profile: profile_settings(a),
+        invocation: start.invocation,
+    })
+}
+
+fn profile_settings(a: &RunArgs) -> Option<crate::profile::Settings> {
+    a.profile.map(|w| crate::profile::Settings {
+        who: match w {
+            ProfileArg::Server => crate::profile::Who::Server,
+            ProfileArg::Client => crate::profile::Who::Client,
+            ProfileArg::Both => crate::profile::Who::Both,
+        },
+        hz: a.profile_hz,
+        max_bytes: a.profile_max_size,
+        require: a.require_profile,
+        scope: a.profile_scope.map(|s| match s {
+            ProfileScopeArg::System => crate::profile::Scope::System,
+            ProfileScopeArg::Processes => crate::profile::Scope::Processes,
         }),
-    };
-    let mut term = Terminal::new(show);
-    let outcome = session::run(req, &mut term)?;
+    })
+}
+
+/// The summary table, what could not be written, the report; the exit code.
+fn finish(outcome: &session::Outcome) -> i32 {
     let summaries: Vec<TargetSteps> = outcome
         .cells
         .iter()
@@ -717,11 +744,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     out!("Results: {}", outcome.out.display());
     super::report::after_run(&outcome.out, &outcome.result_dirs, outcome.base.as_deref());
-    Ok(match outcome.exit {
+    match outcome.exit {
         Exit::Ok => EXIT_OK,
         Exit::Failed => EXIT_FAILED,
         Exit::Interrupted => EXIT_INTERRUPTED,
-    })
+    }
 }
 
 fn list_presets() {

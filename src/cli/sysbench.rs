@@ -3,7 +3,6 @@
 use clap::{Args, ValueEnum};
 
 use super::flags::OnOff;
-use crate::error::bad_input;
 use crate::spec::{self, presets, sysbench::SysbenchOverrides};
 use crate::workload::sysbench::order::RunOrder;
 use crate::workload::sysbench::{KValues, SysbenchParams};
@@ -27,9 +26,10 @@ pub enum KValuesArg {
     Special,
 }
 
-/// Flags of the sysbench suite (`--suite sysbench`).
+/// Flags of the sysbench suite (`--suite sysbench`): the group `sysbench` holds them all.
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "sysbench suite (--suite sysbench)")]
+#[group(id = super::given::SYSBENCH, multiple = true)]
 pub struct SysbenchArgs {
     /// Microbenchmarks to run, comma-separated: names (`read-only`, `point-query.pre`), labels
     /// (`read-only_range=100`) or globs (`'read-only*'`), always in run order; `<name>_range=<N>`
@@ -105,40 +105,6 @@ pub struct SysbenchArgs {
 }
 
 impl SysbenchArgs {
-    /// The first sysbench flag given, for refusing it with the Insert Benchmark.
-    pub(super) fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.tests.is_some(), "--tests"),
-            (self.list, "--list"),
-            (self.run_order.is_some(), "--run-order"),
-            (self.threads.is_some(), "--threads"),
-            (self.tables.is_some(), "--tables"),
-            (self.rows.is_some(), "--rows"),
-            (self.read_seconds.is_some(), "--read-seconds"),
-            (self.write_seconds.is_some(), "--write-seconds"),
-            (self.warm_seconds.is_some(), "--warm-seconds"),
-            (self.warmup_seconds.is_some(), "--warmup-seconds"),
-            (self.postwrite_seconds.is_some(), "--postwrite-seconds"),
-            (self.prepared.is_some(), "--prepared"),
-            (self.usepk.is_some(), "--usepk"),
-            (self.k_values.is_some(), "--k-values"),
-            (self.skip_load, "--skip-load"),
-        ]
-        .into_iter()
-        .find(|(given, _)| *given)
-        .map(|(_, name)| name)
-    }
-
-    pub fn refuse_with_ibench(&self) -> anyhow::Result<()> {
-        match self.first_given() {
-            Some(flag) => bad_input(format!(
-                "{flag} belongs to the sysbench suite; add --suite sysbench (the default suite is \
-                 the Insert Benchmark)"
-            )),
-            None => Ok(()),
-        }
-    }
-
     pub fn params(&self, preset: &str, seed: Option<u64>) -> anyhow::Result<SysbenchParams> {
         let preset = presets::sysbench_get(preset)?;
         let o = SysbenchOverrides {
