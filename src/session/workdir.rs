@@ -150,6 +150,22 @@ pub fn move_aside(
     }
 }
 
+/// The parts of a cell id (`<target>` or `<target>/r<k>`): the directories above its last part,
+/// and its last part.
+pub(super) fn id_parts(id: &str) -> (Vec<&str>, &str) {
+    let mut parts: Vec<&str> = id.split('/').collect();
+    let last = parts.pop().unwrap_or_default();
+    (parts, last)
+}
+
+/// Removes `<out>/work/<cell id>` and the directories of the id it leaves empty, through
+/// handles (session/workdir.rs): no link in the way is followed.
+pub(super) fn remove_cell_work(out: &Path, id: &str) -> std::io::Result<()> {
+    let (mut dirs, last) = id_parts(id);
+    dirs.insert(0, "work");
+    remove_tree(out, &dirs, last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
