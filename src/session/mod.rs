@@ -77,6 +77,40 @@ pub struct Request {
 pub use crate::dbms::ignore::IgnoreErrors;
 
 impl Request {
+    /// A request with `dbperf run`'s defaults for everything but what is run, on what, into
+    /// where; the rest is set with struct update syntax (`Request { rounds: 2, ..new }`).
+    pub fn new(suites: Vec<Arc<dyn Suite>>, targets: Vec<Target>, out: PathBuf) -> Request {
+        Request {
+            suites,
+            targets,
+            out,
+            work_dir: None,
+            keep_data: false,
+            socket: false,
+            server_user: None,
+            count_rows: false,
+            calibrate: true,
+            server_start_timeout: Duration::from_secs(120),
+            statement_timeout: Duration::from_secs(60),
+            ddl_timeout: Duration::from_secs(86_400),
+            connect_timeout: Duration::from_secs(30),
+            ignore_errors: IgnoreErrors::Default,
+            pause_between: Duration::ZERO,
+            rounds: 1,
+            shard: None,
+            campaign: None,
+            base: None,
+            resume: false,
+            retry_failed: true,
+            invocation: Invocation {
+                args: Vec::new(),
+                cwd: "/".into(),
+            },
+            interrupt: Arc::new(AtomicBool::new(false)),
+            profile: None,
+        }
+    }
+
     /// Where a cell's databases live: in a given work directory, one per target (kept); else
     /// `<out>/work/<cell id>` (removed after the cell).
     fn cell_work(&self, id: &str, target: &str) -> PathBuf {

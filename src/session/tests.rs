@@ -2,7 +2,6 @@
 //! statement answered at once), so a whole campaign takes milliseconds.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,37 +16,21 @@ fn request(out: &Path, targets: &[&str], rounds: u32) -> Request {
         ..IbenchOverrides::default()
     };
     let params = spec::ibench_params(&presets::get("quick").unwrap(), &overrides).unwrap();
+    let targets = targets
+        .iter()
+        .map(|t| spec::target::parse(t, &[]).unwrap())
+        .collect();
     Request {
-        suites: vec![Arc::new(IbenchSuite { params })],
-        targets: targets
-            .iter()
-            .map(|t| spec::target::parse(t, &[]).unwrap())
-            .collect(),
-        out: out.to_path_buf(),
-        work_dir: None,
-        keep_data: false,
-        socket: false,
-        server_user: None,
-        count_rows: false,
         calibrate: false,
         server_start_timeout: Duration::from_secs(10),
         statement_timeout: Duration::from_secs(10),
         ddl_timeout: Duration::from_secs(60),
-        connect_timeout: Duration::from_secs(30),
-        ignore_errors: IgnoreErrors::Default,
-        pause_between: Duration::ZERO,
         rounds,
-        shard: None,
-        campaign: None,
-        base: None,
-        resume: false,
-        retry_failed: true,
-        invocation: Invocation {
-            args: Vec::new(),
-            cwd: "/".into(),
-        },
-        interrupt: Arc::new(AtomicBool::new(false)),
-        profile: None,
+        ..Request::new(
+            vec![Arc::new(IbenchSuite { params })],
+            targets,
+            out.to_path_buf(),
+        )
     }
 }
 
