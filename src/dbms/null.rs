@@ -143,6 +143,7 @@ impl NullConn {
                 transient: false,
                 code: None,
                 fault: Some(super::Fault::NoAnswer),
+                lost: None,
             });
         }
         if self.script.fail_at == Some(n) {
@@ -151,6 +152,7 @@ impl NullConn {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         if self
@@ -164,6 +166,7 @@ impl NullConn {
                 // SQL's serialization failure, so --ignore-errors can name it.
                 code: Some("40001".into()),
                 fault: None,
+                lost: None,
             });
         }
         Ok(())
@@ -178,6 +181,7 @@ impl Conn for NullConn {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         Ok(())
@@ -287,6 +291,7 @@ impl Dbms for Null {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         Ok(())
