@@ -240,12 +240,6 @@ pub fn later(from: std::time::Instant, d: Duration) -> std::time::Instant {
         .unwrap_or(from)
 }
 
-/// Whether a failure says the server did not answer, so its log tail is worth attaching.
-pub fn is_no_answer(message: &str) -> bool {
-    message.contains("the server did not answer within")
-        || message.contains("the server stopped answering")
-}
-
 /// "60 s", "2.5 s".
 pub fn seconds(d: Duration) -> String {
     if d.subsec_millis() == 0 {

@@ -25,7 +25,7 @@ pub use ibench::IbenchSuite;
 pub use suite::Suite;
 pub use sysbench::SysbenchSuite;
 
-use crate::dbms;
+use crate::dbms::{self, Fault};
 use crate::error::{bad_input, BadInput};
 use crate::results::campaign::{
     self, CellState, Invocation, Journal, JournalCell, ServerLease, Shard,
@@ -995,10 +995,14 @@ impl Loop<'_> {
                 break;
             }
             let started_at = now_rfc3339();
-            // Whether the step failed because the server stalled (by its failure's type).
-            let mut stalled = false;
-            let sf = match steps.begin(i) {
-                Err(e) => steps.failed_before(i, format!("before the step: {e:#}"), started_at),
+            // Whether the step failed because the server stalled, by its failure's type: the
+            // measured failure's (`Measured::stalled`), or a server that did not answer before
+            // the step or in the cleanup after it. Its log tail then says why.
+            let (mut sf, stalled) = match steps.begin(i) {
+                Err(e) => (
+                    steps.failed_before(i, format!("before the step: {e:#}"), started_at),
+                    dbms::fault_of(e.as_ref()) == Some(Fault::NoAnswer),
+                ),
                 Ok(setup) => {
                     let mut measured = measure(
                         setup,
@@ -1014,30 +1018,26 @@ impl Loop<'_> {
                             profiler: self.profiler.as_ref(),
                         },
                     );
-                    stalled = measured.stalled();
+                    let measured_stall = measured.stalled();
                     let profile = measured.profile.take();
                     let diagnostics = std::mem::take(&mut measured.diagnostics);
-                    let mut sf = steps.finish(
-                        i,
-                        measured,
-                        started_at,
-                        &mut FinishCx {
-                            target: &t.name,
-                            cost: &cost,
-                            interrupt: &req.interrupt,
-                            count_rows: req.count_rows,
-                            events: &mut *self.events,
-                        },
-                    );
+                    let mut finish_cx = FinishCx {
+                        target: &t.name,
+                        cost: &cost,
+                        interrupt: &req.interrupt,
+                        count_rows: req.count_rows,
+                        events: &mut *self.events,
+                        cleanup_fault: None,
+                    };
+                    let mut sf = steps.finish(i, measured, started_at, &mut finish_cx);
                     sf.profile = profile;
                     sf.diagnostics = diagnostics;
-                    sf
+                    let cleanup_stall = finish_cx.cleanup_fault == Some(Fault::NoAnswer);
+                    (sf, measured_stall || cleanup_stall)
                 }
             };
-            let mut sf = sf;
             if let (Some(e), Some(r)) = (sf.error.as_mut(), running.as_ref()) {
-                // The older sentences are still told by their text (see `dbms::Fault`).
-                if stalled || dbms::is_no_answer(e) {
+                if stalled {
                     e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
                 }
             }
