@@ -421,3 +421,117 @@ fn the_command_line_is_read_once() {
     }
     assert_eq!(readers, [(entry, 1)], "readers of the process's arguments");
 }
+
+/// `code` (comments and literals blanked) without what only tests compile: each item under
+/// `#[cfg(test)]` (a `mod tests { ... }`, a helper function) up to the end of its body, or of
+/// its declaration when it has none (`mod tests;`, whose file `files_outside_tests` leaves out).
+fn without_test_code(code: &str) -> String {
+    let mut out = code.to_string();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("#[cfg(test)]") {
+        let at = from + k;
+        let end = item_end(code, at);
+        out.replace_range(at..end, &" ".repeat(end - at));
+        from = end;
+    }
+    out
+}
+
+/// Where the item starting at `at` ends: after the brace closing its body, or after its `;`.
+fn item_end(code: &str, at: usize) -> usize {
+    let mut depth = 0;
+    for (k, c) in code[at..].char_indices() {
+        match c {
+            ';' if depth == 0 => return at + k + 1,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + k + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// Every source file but the test modules kept in files of their own (`#[cfg(test)] mod
+/// tests;` is always `tests.rs`).
+fn files_outside_tests() -> Vec<std::path::PathBuf> {
+    files("")
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+        .collect()
+}
+
+/// How code once told errors apart by their sentence: the matchers themselves, and reading an
+/// error's text to decide.
+const BY_TEXT: [&str; 5] = [
+    "is_no_answer",
+    "is_server_fault",
+    "is_from_the_future",
+    ".to_string().contains(",
+    "message.contains(",
+];
+
+/// Which of `BY_TEXT` the code of `text` uses (comments, literals and test code left out).
+fn decides_by_text(text: &str) -> Vec<&'static str> {
+    let code = without_test_code(&blank_comments_and_literals(text));
+    BY_TEXT
+        .iter()
+        .copied()
+        .filter(|p| code.contains(p))
+        .collect()
+}
+
+/// What dbperf acts on in an error (an exit code, a server's log tail, a report that stops) is
+/// its kind as a type, found by downcast through the chain (`dbms::Fault`, `dbms::Lost`,
+/// `error::BadInput`, `error::SchemaTooNew`), never its sentence: rewording a sentence must not
+/// change what happens. Tests may read sentences; the code under them may not.
+#[test]
+fn errors_are_told_apart_by_type_not_by_text() {
+    let mut found = Vec::new();
+    for f in files_outside_tests() {
+        for p in decides_by_text(&std::fs::read_to_string(&f).unwrap()) {
+            found.push(format!("{}: {p}", f.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "decided by an error's text:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_text_check_sees_code_and_not_tests_comments_or_strings() {
+    // What the code did before errors had kinds.
+    let old = "pub fn is_server_fault(message: &str) -> bool {\n    \
+               message.contains(\"protocol error:\")\n}\n\
+               pub fn is_from_the_future(e: &anyhow::Error) -> bool {\n    \
+               crate::error::is_bad_input(e) && e.to_string().contains(NEWER)\n}\n";
+    assert_eq!(
+        decides_by_text(old),
+        [
+            "is_server_fault",
+            "is_from_the_future",
+            ".to_string().contains(",
+            "message.contains("
+        ]
+    );
+    assert_eq!(
+        decides_by_text("if stalled || dbms::is_no_answer(e) {}"),
+        ["is_no_answer"]
+    );
+    // Tests, comments and strings are not code that decides.
+    let tests = "fn f() {}\n#[cfg(test)]\nmod tests {\n    fn t() { \
+                 assert!(e.to_string().contains(\"x\")); }\n}\n\
+                 #[cfg(test)]\nfn helper() { e.message.contains(\"y\"); }\n\
+                 #[cfg(test)]\nmod more;\n\
+                 // is_no_answer was here\nlet s = \"message.contains(\";\n";
+    assert!(decides_by_text(tests).is_empty());
+    // Code after a test module is still seen.
+    let after = "#[cfg(test)]\nmod tests { fn t() {} }\nfn g(m: &str) -> bool { m.to_string().contains(\"z\") }";
+    assert_eq!(decides_by_text(after), [".to_string().contains("]);
+}

@@ -166,6 +166,7 @@ mod tests {
             transient,
             code: code.map(str::to_string),
             fault: None,
+            lost: None,
         }
     }
 

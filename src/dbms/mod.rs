@@ -47,11 +47,14 @@ pub struct DbError {
     /// Where dbperf itself ended the statement, why: what the run acts on, never the message's
     /// text. None for the server's own errors and for a lost connection.
     pub fault: Option<Fault>,
+    /// Where the connection failed or was never made, whose fault that is (`Lost`), decided
+    /// where the error is made. None for the server's own errors to a statement, for errors of
+    /// dbperf's own and for a connection that ended for neither reason (the run was stopped).
+    pub lost: Option<Lost>,
 }
 
-/// Why dbperf itself ended a statement or a step, as a type. The older sentences are still
-/// recognised by their text (`is_no_answer`, `is_server_fault`); replacing those matchers with
-/// this type is a later change: every sentence added since carries its `Fault` instead.
+/// Why dbperf itself ended a statement or a step, as a type: what the run acts on, never the
+/// sentence's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// The server did not answer within --statement-timeout: a benchmark statement past its
@@ -79,17 +82,41 @@ impl Fault {
     }
 }
 
-/// The fault carried by an error of any layer: a `DbError` itself, or one an error wraps (its
-/// `source` chain, as a step's failure cause made from an `anyhow::Error`).
-pub fn fault_of(e: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+/// Whose fault a failed connection is: a target described wrongly (bad input) or a server that
+/// misbehaves (a failure of the run). Decided where the error is made, by how the connection
+/// failed (the io error's kind, what the protocol client met), never by the sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lost {
+    /// The server was not reached or would not take this login: nothing listens there, the name
+    /// has no address, the login was refused (a wrong password, an unknown database), or it asks
+    /// for a login dbperf's client does not speak.
+    Refused,
+    /// The server was reached and then misbehaved: it sent what the protocol does not allow,
+    /// went silent, hung up or reset the connection.
+    ServerFault,
+}
+
+/// The `DbError` an error of any layer is or wraps (its `source` chain, as a step's failure
+/// cause made from an `anyhow::Error`).
+fn db_error_in<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a DbError> {
     let mut at = Some(e);
     while let Some(e) = at {
         if let Some(d) = e.downcast_ref::<DbError>() {
-            return d.fault;
+            return Some(d);
         }
         at = e.source();
     }
     None
+}
+
+/// The fault carried by an error of any layer (`db_error_in`).
+pub fn fault_of(e: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+    db_error_in(e).and_then(|d| d.fault)
+}
+
+/// Whose fault a failed connection is, carried by an error of any layer (`db_error_in`).
+pub fn lost_of(e: &(dyn std::error::Error + 'static)) -> Option<Lost> {
+    db_error_in(e).and_then(|d| d.lost)
 }
 
 /// How long one statement may take, from when it is sent.
@@ -211,23 +238,6 @@ pub fn later(from: std::time::Instant, d: Duration) -> std::time::Instant {
     from.checked_add(d)
         .or_else(|| from.checked_add(Duration::from_secs(u64::from(u32::MAX))))
         .unwrap_or(from)
-}
-
-/// Whether a failure says the server did not answer, so its log tail is worth attaching.
-pub fn is_no_answer(message: &str) -> bool {
-    message.contains("the server did not answer within")
-        || message.contains("the server stopped answering")
-}
-
-/// Whether a failed connection was the server's fault: it was reached and then sent what the
-/// protocol does not allow, went silent or hung up during the login. Otherwise (nothing listens
-/// there, the login was refused) the target's description is wrong: bad input.
-pub fn is_server_fault(message: &str) -> bool {
-    message.contains("protocol error:")
-        || message.contains("did not complete the login")
-        || message.contains("(it closed the connection)")
-        || message.contains("Connection reset by peer")
-        || is_no_answer(message)
 }
 
 /// "60 s", "2.5 s".
@@ -484,6 +494,22 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
+    use super::{fault_of, lost_of, DbError, Lost};
+
+    #[test]
+    fn an_errors_kinds_are_found_through_the_context_around_it() {
+        let e = anyhow::Error::from(DbError {
+            message: "lost connection to the server (it closed the connection)".into(),
+            transient: false,
+            code: None,
+            fault: None,
+            lost: Some(Lost::ServerFault),
+        })
+        .context("target t");
+        assert_eq!(lost_of(e.as_ref()), Some(Lost::ServerFault));
+        assert_eq!(fault_of(e.as_ref()), None);
+        assert_eq!(lost_of(anyhow::anyhow!("no DbError").as_ref()), None);
+    }
 
     #[test]
     fn an_endpoints_debug_form_shows_no_password() {

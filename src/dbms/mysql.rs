@@ -171,7 +171,9 @@ impl Mysql {
     fn open(&self) -> Result<Wire, DbError> {
         let e = &self.endpoint;
         Wire::connect(e, self.timeouts.clone()).map_err(|err| {
+            let lost = err.lost_at_login();
             let mut d = map_err(err);
+            d.lost = lost;
             d.message = format!(
                 "cannot connect to {} at {}: {}",
                 self.flavor.product(),
@@ -256,6 +258,7 @@ fn analyze(conn: &mut Wire, table: &str, done: &mut Vec<String>) -> Result<(), D
             transient: false,
             code: None,
             fault: None,
+            lost: None,
         });
     }
     done.push(sql);
@@ -303,6 +306,7 @@ impl Mysql {
                     transient: false,
                     code: None,
                     fault: None,
+                    lost: None,
                 });
             }
             exec(conn, &format!("SET GLOBAL {name} = {value}"), done)?;
@@ -415,6 +419,7 @@ fn conn_i64(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<i64>, D
         transient: false,
         code: None,
         fault: None,
+        lost: None,
     })
 }
 

@@ -8,7 +8,7 @@
 
 use sha2::Digest;
 
-use super::mysql_wire::{parse_err, Handshake, Reader, Wire, WireError};
+use super::mysql_wire::{parse_err, protocol, Handshake, Reader, Wire, WireError};
 use super::Endpoint;
 
 const NATIVE: &str = "mysql_native_password";
@@ -56,7 +56,7 @@ fn xor(a: &[u8], b: &[u8]) -> Vec<u8> {
 }
 
 fn unsupported(plugin: &str) -> WireError {
-    WireError::Io(format!(
+    WireError::Refused(format!(
         "the server asks for the {} authentication plugin; dbperf's client speaks \
          {NATIVE} and {SHA2} (create the benchmark user with one of those)",
         crate::untrusted::shown(plugin)
@@ -90,7 +90,7 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
                     NATIVE | SHA2 => scramble(&plugin, &nonce, password).unwrap_or_default(),
                     CLEAR if w.is_unix() => nul_terminated(password),
                     CLEAR => {
-                        return Err(WireError::Io(format!(
+                        return Err(WireError::Refused(format!(
                             "the server asks for {CLEAR} over TCP, which would send the \
                              password unencrypted; connect over the unix socket instead"
                         )))
@@ -110,7 +110,7 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
                         w.send_auth_data(&[2])?; // request the public key
                         let key = w.read_auth_packet()?;
                         if key.first() != Some(&0x01) {
-                            return Err(WireError::Io(
+                            return Err(WireError::Refused(
                                 "the server did not send its public key for \
                                  caching_sha2_password"
                                     .into(),
@@ -121,7 +121,7 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
                     }
                 }
                 _ => {
-                    return Err(WireError::Io(
+                    return Err(WireError::Refused(
                         "unexpected caching_sha2_password reply".into(),
                     ))
                 }
@@ -129,8 +129,8 @@ pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result
             _ => return Err(unsupported(&plugin)),
         }
     }
-    Err(WireError::Io(format!(
-        "protocol error: the server sent more than {MAX_AUTH_ROUNDS} authentication requests"
+    Err(protocol(&format!(
+        "more than {MAX_AUTH_ROUNDS} authentication requests"
     )))
 }
 
@@ -147,7 +147,7 @@ fn rsa_encrypt(pem: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Wir
     use rsa::pkcs8::DecodePublicKey;
 
     if nonce.is_empty() {
-        return Err(WireError::Io("the server sent an empty nonce".into()));
+        return Err(WireError::Refused("the server sent an empty nonce".into()));
     }
     let mut msg = nul_terminated(password);
     for (i, b) in msg.iter_mut().enumerate() {
@@ -156,7 +156,7 @@ fn rsa_encrypt(pem: &[u8], nonce: &[u8], password: &[u8]) -> Result<Vec<u8>, Wir
     // The server's key is not trusted: `rsa` refuses one that is malformed, or whose size
     // (1024 to 8192 bits, exponent under 2^33) would make the encryption slow.
     let invalid = |why: String| {
-        WireError::Io(format!(
+        WireError::Refused(format!(
             "the server's public key for caching_sha2_password is not usable: {why}"
         ))
     };

@@ -18,7 +18,7 @@ use std::io;
 
 use super::keep::{Keep, Tally};
 use super::net::{self, Addr, Net};
-use super::{Budget, DbError, Endpoint, Fault, Param, Timeouts, Transport};
+use super::{Budget, DbError, Endpoint, Fault, Lost, Param, Timeouts, Transport};
 
 mod cap {
     pub const LONG_PASSWORD: u32 = 1;
@@ -68,7 +68,8 @@ mod ty {
     pub const VAR_STRING: u8 = 253;
 }
 
-/// A failure of the connection or of the server.
+/// A failure of the connection or of the server, by kind: what decides whose fault a failed
+/// connection is (`lost`), never the sentence.
 #[derive(Debug)]
 pub enum WireError {
     /// The server's ERR packet.
@@ -77,8 +78,22 @@ pub enum WireError {
         state: String,
         message: String,
     },
-    /// The connection broke, or the server said something this client cannot follow.
-    Io(String),
+    /// Connecting failed: nothing listens there, the name has no address, no route to it, no
+    /// connection accepted in time.
+    Unreached(String),
+    /// The connection broke; `kind` is the io error's, which says how (`net::lost_by`).
+    Io {
+        kind: io::ErrorKind,
+        message: String,
+    },
+    /// The server sent what the protocol does not allow.
+    Protocol(String),
+    /// The server asks for what dbperf's client will not or cannot do: a login it does not
+    /// speak, the password in clear over TCP, a public key it cannot use, a LOCAL INFILE.
+    Refused(String),
+    /// dbperf asked wrongly (a statement given the wrong number of parameters): the connection
+    /// is fine.
+    Misuse(String),
     /// dbperf itself ended the statement (a deadline, a cap on what it reads).
     Cut { fault: Fault, message: String },
 }
@@ -91,7 +106,12 @@ impl std::fmt::Display for WireError {
                 state,
                 message,
             } => write!(f, "ERROR {code} ({state}): {message}"),
-            WireError::Io(m) | WireError::Cut { message: m, .. } => f.write_str(m),
+            WireError::Unreached(m)
+            | WireError::Io { message: m, .. }
+            | WireError::Protocol(m)
+            | WireError::Refused(m)
+            | WireError::Misuse(m)
+            | WireError::Cut { message: m, .. } => f.write_str(m),
         }
     }
 }
@@ -102,13 +122,14 @@ impl WireError {
             WireError::Server { code, .. } => {
                 (super::mysql::is_transient(*code), Some(code.to_string()))
             }
-            WireError::Io(_) | WireError::Cut { .. } => (false, None),
+            _ => (false, None),
         };
         DbError {
             message: self.to_string(),
             transient,
             code,
             fault: self.fault(),
+            lost: self.lost(),
         }
     }
 
@@ -117,6 +138,32 @@ impl WireError {
             WireError::Cut { fault, .. } => Some(*fault),
             _ => None,
         }
+    }
+
+    /// Whose fault it is when the connection failed (`Lost`); None for the server's errors to a
+    /// statement and for failures that say neither.
+    pub fn lost(&self) -> Option<Lost> {
+        match self {
+            WireError::Server { .. } | WireError::Misuse(_) => None,
+            WireError::Unreached(_) | WireError::Refused(_) => Some(Lost::Refused),
+            WireError::Io { kind, .. } => net::lost_by(*kind),
+            WireError::Protocol(_) => Some(Lost::ServerFault),
+            WireError::Cut { fault, .. } => net::lost_by_cut(*fault),
+        }
+    }
+
+    /// `lost` for a failed login, where the server's own error is its refusal (a wrong
+    /// password, an unknown database, too many connections).
+    pub fn lost_at_login(&self) -> Option<Lost> {
+        match self {
+            WireError::Server { .. } => Some(Lost::Refused),
+            _ => self.lost(),
+        }
+    }
+
+    /// Connecting failed: the server was never reached.
+    fn unreached(e: io::Error) -> WireError {
+        WireError::Unreached(net::lost(&e))
     }
 }
 
@@ -127,13 +174,16 @@ impl From<io::Error> for WireError {
                 fault: c.fault,
                 message: c.message,
             },
-            None => WireError::Io(net::lost(&e)),
+            None => WireError::Io {
+                kind: e.kind(),
+                message: net::lost(&e),
+            },
         }
     }
 }
 
-fn protocol(what: &str) -> WireError {
-    WireError::Io(format!("protocol error: the server sent {what}"))
+pub(super) fn protocol(what: &str) -> WireError {
+    WireError::Protocol(format!("protocol error: the server sent {what}"))
 }
 
 type Result<T> = std::result::Result<T, WireError>;
@@ -190,7 +240,7 @@ impl Wire {
     pub fn connect(e: &Endpoint, timeouts: Timeouts) -> Result<Wire> {
         let addr = addr(e);
         // The server speaks first: its greeting is the sign of life a probe waits for.
-        let net = Net::connect(&addr, timeouts, b"")?;
+        let net = Net::connect(&addr, timeouts, b"").map_err(WireError::unreached)?;
         let mut w = Wire {
             net,
             out: Vec::with_capacity(16 * 1024),
@@ -242,7 +292,7 @@ impl Wire {
             }
         }
         if caps & cap::PROTOCOL_41 == 0 {
-            return Err(WireError::Io(
+            return Err(WireError::Refused(
                 "the server predates the MySQL 4.1 protocol, which dbperf needs".into(),
             ));
         }
@@ -439,7 +489,7 @@ impl Wire {
         budget: Budget,
     ) -> Result<(u64, Done)> {
         if params.len() != st.params {
-            return Err(WireError::Io(format!(
+            return Err(WireError::Misuse(format!(
                 "the statement takes {} parameters, {} given",
                 st.params,
                 params.len()
@@ -521,7 +571,7 @@ impl Wire {
                 Ok(Head::Ok(status, done))
             }
             Some(0xFF) => Err(parse_err(p, true)),
-            Some(0xFB) => Err(WireError::Io(
+            Some(0xFB) => Err(WireError::Refused(
                 "the server asked for a LOCAL INFILE, which dbperf does not send".into(),
             )),
             _ => {
@@ -839,6 +889,88 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn endpoint(port: u16) -> Endpoint {
+        Endpoint {
+            transport: Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+        }
+    }
+
+    fn connect_error(port: u16) -> WireError {
+        match Wire::connect(&endpoint(port), Timeouts::default()) {
+            Ok(_) => panic!("connected to port {port}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_reset_during_the_login_is_the_servers_fault_by_its_kind() {
+        let e = connect_error(net::resetting());
+        assert!(
+            matches!(
+                e,
+                WireError::Io {
+                    kind: io::ErrorKind::ConnectionReset,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.lost_at_login(), Some(Lost::ServerFault));
+        assert_eq!(e.into_db().lost, Some(Lost::ServerFault));
+    }
+
+    #[test]
+    fn nothing_listening_is_a_refusal() {
+        let e = connect_error(net::nothing_listens());
+        assert!(matches!(e, WireError::Unreached(_)), "{e:?}");
+        assert!(e
+            .to_string()
+            .starts_with("nothing accepts connections there"));
+        assert_eq!(e.lost_at_login(), Some(Lost::Refused));
+    }
+
+    #[test]
+    fn each_kind_says_whose_fault_a_failed_connection_is() {
+        let server = WireError::Server {
+            code: 1045,
+            state: "28000".into(),
+            message: "Access denied".into(),
+        };
+        // An error to a statement says nothing of the connection; to a login it is a refusal.
+        assert_eq!(server.lost(), None);
+        assert_eq!(server.lost_at_login(), Some(Lost::Refused));
+        assert_eq!(protocol("junk").lost(), Some(Lost::ServerFault));
+        assert_eq!(
+            WireError::Refused("an unknown plugin".into()).lost_at_login(),
+            Some(Lost::Refused)
+        );
+        let silent = WireError::from(io::Error::new(
+            io::ErrorKind::TimedOut,
+            net::Cut {
+                fault: Fault::NoAnswer,
+                message: super::super::no_answer(std::time::Duration::from_secs(1)),
+            },
+        ));
+        assert_eq!(silent.lost(), Some(Lost::ServerFault));
+        let d = silent.into_db();
+        assert_eq!(
+            (d.fault, d.lost),
+            (Some(Fault::NoAnswer), Some(Lost::ServerFault))
+        );
+        let eof = WireError::from(io::Error::from(io::ErrorKind::UnexpectedEof));
+        assert_eq!(
+            eof.to_string(),
+            "lost connection to the server (it closed the connection)"
+        );
+        assert_eq!(eof.lost(), Some(Lost::ServerFault));
+    }
 
     #[test]
     fn lengths_round_trip_through_every_width() {

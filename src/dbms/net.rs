@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Budget, Fault, Timeouts};
+use super::{Budget, Fault, Lost, Timeouts};
 
 enum Stream {
     Tcp(TcpStream),
@@ -569,6 +569,26 @@ pub fn take_nul<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
     Some(s)
 }
 
+/// Whose fault a connection that was made and then broke is, by how it broke: the server hung
+/// up (`UnexpectedEof`), reset it (`ConnectionReset`, the kernel's ECONNRESET), sent what the
+/// protocol does not allow (`InvalidData`: a length past `MAX_MESSAGE`, a reply given up part
+/// way) or went silent through the login (`TimedOut`: `login_timeout`; a statement cut by a
+/// deadline carries its `Cut` instead). Any other way (a stop, a broken pipe) says neither.
+pub fn lost_by(kind: io::ErrorKind) -> Option<Lost> {
+    match kind {
+        io::ErrorKind::UnexpectedEof
+        | io::ErrorKind::ConnectionReset
+        | io::ErrorKind::InvalidData
+        | io::ErrorKind::TimedOut => Some(Lost::ServerFault),
+        _ => None,
+    }
+}
+
+/// Whose fault a statement cut by dbperf is: a server that stopped answering is the server's.
+pub fn lost_by_cut(fault: Fault) -> Option<Lost> {
+    (fault == Fault::NoAnswer).then_some(Lost::ServerFault)
+}
+
 /// One sentence for a broken connection.
 pub fn lost(e: &io::Error) -> String {
     match e.kind() {
@@ -583,6 +603,41 @@ pub fn lost(e: &io::Error) -> String {
         }
         _ => format!("lost connection to the server: {e}"),
     }
+}
+
+/// A listener on 127.0.0.1 that resets (RST, by SO_LINGER 0) the first connection it accepts;
+/// its port.
+#[cfg(test)]
+pub(super) fn resetting() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: a valid socket and a linger struct of the size given.
+        let r = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&linger as *const libc::linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+        drop(s);
+    });
+    port
+}
+
+/// A port on 127.0.0.1 where nothing listens (it did a moment ago).
+#[cfg(test)]
+pub(super) fn nothing_listens() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
 }
 
 #[cfg(test)]
@@ -819,6 +874,29 @@ mod tests {
         n.rpos = n.rend;
         n.begin(Budget::Operation);
         assert_eq!(n.rbuf.len(), INITIAL_BUFFER);
+    }
+
+    #[test]
+    fn a_reset_connection_is_told_by_its_kind_and_is_the_servers_fault() {
+        let mut n = Net::connect(&addr(resetting()), Timeouts::default(), b"").unwrap();
+        let e = n.fill(1).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset, "{e}");
+        assert_eq!(lost_by(e.kind()), Some(Lost::ServerFault));
+    }
+
+    #[test]
+    fn how_a_connection_broke_says_whose_fault_it_is() {
+        use io::ErrorKind::*;
+        for kind in [UnexpectedEof, ConnectionReset, InvalidData, TimedOut] {
+            assert_eq!(lost_by(kind), Some(Lost::ServerFault), "{kind:?}");
+        }
+        // A stop is nobody's fault; a broken pipe was never told apart.
+        for kind in [Interrupted, BrokenPipe, WriteZero] {
+            assert_eq!(lost_by(kind), None, "{kind:?}");
+        }
+        assert_eq!(lost_by_cut(Fault::NoAnswer), Some(Lost::ServerFault));
+        assert_eq!(lost_by_cut(Fault::LongStatement), None);
+        assert_eq!(lost_by_cut(Fault::TooMuch), None);
     }
 
     #[test]

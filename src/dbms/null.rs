@@ -38,6 +38,9 @@ pub struct Script {
     pub cleanup_fail: bool,
     /// Putting back the first of those settings fails: the second must be put back anyway.
     pub restore_fail: bool,
+    /// The post-load maintenance gets no answer: it fails after the statement timeout as a
+    /// statement to a stalled server does (`Fault::NoAnswer`).
+    pub cleanup_stall: bool,
 }
 
 /// The settings the null target "changes" in its post-load maintenance, with the statements
@@ -75,11 +78,13 @@ impl Script {
                 s.cleanup_fail = true;
             } else if a == "restore-fail" {
                 s.restore_fail = true;
+            } else if a == "cleanup-stall" {
+                s.cleanup_stall = true;
             } else {
                 return bad_input(format!(
                     "null target: unknown action '{a}' (instant, sleep-<N>ms, sleep-<N>us, \
                      fail-at-<N>, transient-every-<N>, panic-at-<N>, stall-at-<N>, hang-at-<N>, \
-                     wedge-at-<N>, refuse, cleanup-fail, restore-fail)"
+                     wedge-at-<N>, refuse, cleanup-fail, restore-fail, cleanup-stall)"
                 ));
             }
         }
@@ -137,13 +142,7 @@ impl NullConn {
             std::thread::sleep(Duration::from_secs(3600));
         }
         if self.script.stall_at == Some(n) {
-            std::thread::sleep(self.timeouts.statement);
-            return Err(DbError {
-                message: super::no_answer(self.timeouts.statement),
-                transient: false,
-                code: None,
-                fault: Some(super::Fault::NoAnswer),
-            });
+            return Err(stall(self.timeouts.statement));
         }
         if self.script.fail_at == Some(n) {
             return Err(DbError {
@@ -151,6 +150,7 @@ impl NullConn {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         if self
@@ -164,9 +164,22 @@ impl NullConn {
                 // SQL's serialization failure, so --ignore-errors can name it.
                 code: Some("40001".into()),
                 fault: None,
+                lost: None,
             });
         }
         Ok(())
+    }
+}
+
+/// Waits `statement` and fails as a statement to a server that stopped answering does.
+fn stall(statement: Duration) -> DbError {
+    std::thread::sleep(statement);
+    DbError {
+        message: super::no_answer(statement),
+        transient: false,
+        code: None,
+        fault: Some(super::Fault::NoAnswer),
+        lost: None,
     }
 }
 
@@ -178,6 +191,7 @@ impl Conn for NullConn {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         Ok(())
@@ -277,6 +291,9 @@ impl Dbms for Null {
         done: &mut Vec<String>,
         restore: &mut Vec<String>,
     ) -> Result<(), DbError> {
+        if self.script.cleanup_stall {
+            return Err(stall(self.timeouts.statement));
+        }
         if self.script.cleanup_fail {
             for sql in NULL_RESTORE.iter().rev() {
                 done.push(sql.replace(" = 1", " = 0").replace(" = 2", " = 0"));
@@ -287,6 +304,7 @@ impl Dbms for Null {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             });
         }
         Ok(())

@@ -17,7 +17,7 @@ use postgres_protocol::authentication::{md5_hash, sasl};
 
 use super::keep::{Keep, Tally};
 use super::net::{self, Addr, Net};
-use super::{Budget, Endpoint, Fault, Param, Timeouts, Transport};
+use super::{Budget, Endpoint, Fault, Lost, Param, Timeouts, Transport};
 
 /// SSLRequest: the one message a PostgreSQL server answers (with one byte) before any login,
 /// which makes it the liveness probe of a connection that stopped getting answers.
@@ -31,7 +31,8 @@ pub const INT2: u32 = 21;
 pub const INT4: u32 = 23;
 pub const INT8: u32 = 20;
 
-/// A failure of the connection or of the server.
+/// A failure of the connection or of the server, by kind: what decides whose fault a failed
+/// connection is (`lost`), never the sentence.
 #[derive(Debug)]
 pub enum PgError {
     /// The server's ErrorResponse; `fatal` when the server ended the session with it.
@@ -42,12 +43,25 @@ pub enum PgError {
         detail: String,
         fatal: bool,
     },
-    Io(String),
-    /// dbperf itself ended the statement (a deadline, a cap on what it reads).
-    Cut {
-        fault: Fault,
+    /// Connecting failed: nothing listens there, the name has no address, no route to it, no
+    /// connection accepted in time.
+    Unreached(String),
+    /// The connection broke; `kind` is the io error's, which says how (`net::lost_by`).
+    Io {
+        kind: io::ErrorKind,
         message: String,
     },
+    /// The server sent what the protocol does not allow.
+    Protocol(String),
+    /// The server asks for what dbperf's client will not or cannot do: a login method it does
+    /// not speak, a password none was given for; or that login failed on the client's side
+    /// (SCRAM).
+    Refused(String),
+    /// dbperf asked wrongly (a statement given the wrong number of parameters): the connection
+    /// is fine.
+    Misuse(String),
+    /// dbperf itself ended the statement (a deadline, a cap on what it reads).
+    Cut { fault: Fault, message: String },
 }
 
 impl std::fmt::Display for PgError {
@@ -66,7 +80,12 @@ impl std::fmt::Display for PgError {
                 }
                 write!(f, " (SQLSTATE {code})")
             }
-            PgError::Io(m) | PgError::Cut { message: m, .. } => f.write_str(m),
+            PgError::Unreached(m)
+            | PgError::Io { message: m, .. }
+            | PgError::Protocol(m)
+            | PgError::Refused(m)
+            | PgError::Misuse(m)
+            | PgError::Cut { message: m, .. } => f.write_str(m),
         }
     }
 }
@@ -78,7 +97,10 @@ impl From<io::Error> for PgError {
                 fault: c.fault,
                 message: c.message,
             },
-            None => PgError::Io(net::lost(&e)),
+            None => PgError::Io {
+                kind: e.kind(),
+                message: net::lost(&e),
+            },
         }
     }
 }
@@ -90,10 +112,36 @@ impl PgError {
             _ => None,
         }
     }
+
+    /// Whose fault it is when the connection failed (`Lost`); None for the server's errors to a
+    /// statement and for failures that say neither.
+    pub fn lost(&self) -> Option<Lost> {
+        match self {
+            PgError::Server { .. } | PgError::Misuse(_) => None,
+            PgError::Unreached(_) | PgError::Refused(_) => Some(Lost::Refused),
+            PgError::Io { kind, .. } => net::lost_by(*kind),
+            PgError::Protocol(_) => Some(Lost::ServerFault),
+            PgError::Cut { fault, .. } => net::lost_by_cut(*fault),
+        }
+    }
+
+    /// `lost` for a failed login, where the server's own error is its refusal (a wrong
+    /// password, an unknown database, a server starting up or shutting down).
+    pub fn lost_at_login(&self) -> Option<Lost> {
+        match self {
+            PgError::Server { .. } => Some(Lost::Refused),
+            _ => self.lost(),
+        }
+    }
+
+    /// Connecting failed: the server was never reached.
+    fn unreached(e: io::Error) -> PgError {
+        PgError::Unreached(net::lost(&e))
+    }
 }
 
 fn protocol(what: &str) -> PgError {
-    PgError::Io(format!("protocol error: the server sent {what}"))
+    PgError::Protocol(format!("protocol error: the server sent {what}"))
 }
 
 type Result<T> = std::result::Result<T, PgError>;
@@ -149,7 +197,7 @@ pub fn answers(
 impl PgWire {
     pub fn connect(ep: &Endpoint, timeouts: Timeouts) -> Result<PgWire> {
         let addr = addr(ep);
-        let net = Net::connect(&addr, timeouts, SSL_REQUEST)?;
+        let net = Net::connect(&addr, timeouts, SSL_REQUEST).map_err(PgError::unreached)?;
         let mut w = PgWire {
             net,
             out: Vec::with_capacity(16 * 1024),
@@ -187,7 +235,7 @@ impl PgWire {
         let mut scram: Option<sasl::ScramSha256> = None;
         let password = || {
             ep.password.as_deref().map(str::as_bytes).ok_or_else(|| {
-                PgError::Io(
+                PgError::Refused(
                     "the server asks for a password and none was given (password_env in \
                      dbperf.toml)"
                         .into(),
@@ -228,7 +276,7 @@ impl PgWire {
                         offered |= m == sasl::SCRAM_SHA_256.as_bytes();
                     }
                     if !offered {
-                        return Err(PgError::Io(
+                        return Err(PgError::Refused(
                             "the server offers no SASL mechanism dbperf speaks (SCRAM-SHA-256)"
                                 .into(),
                         ));
@@ -247,8 +295,9 @@ impl PgWire {
                     let s = scram
                         .as_mut()
                         .ok_or_else(|| protocol("a SASL continuation before SASL began"))?;
-                    s.update(r.0)
-                        .map_err(|e| PgError::Io(format!("SCRAM authentication failed: {e}")))?;
+                    s.update(r.0).map_err(|e| {
+                        PgError::Refused(format!("SCRAM authentication failed: {e}"))
+                    })?;
                     let msg = s.message().to_vec();
                     self.begin(b'p');
                     self.out.extend_from_slice(&msg);
@@ -258,11 +307,12 @@ impl PgWire {
                     let mut s = scram
                         .take()
                         .ok_or_else(|| protocol("a SASL final message before SASL began"))?;
-                    s.finish(r.0)
-                        .map_err(|e| PgError::Io(format!("SCRAM authentication failed: {e}")))?;
+                    s.finish(r.0).map_err(|e| {
+                        PgError::Refused(format!("SCRAM authentication failed: {e}"))
+                    })?;
                 }
                 other => {
-                    return Err(PgError::Io(format!(
+                    return Err(PgError::Refused(format!(
                         "the server asks for authentication method {other} (Kerberos, GSSAPI or \
                          SSPI); dbperf speaks trust, password, md5 and scram-sha-256"
                     )))
@@ -360,7 +410,7 @@ impl PgWire {
         budget: Budget,
     ) -> Result<(u64, u64)> {
         if params.len() != st.types.len() {
-            return Err(PgError::Io(format!(
+            return Err(PgError::Misuse(format!(
                 "the statement takes {} parameters, {} given",
                 st.types.len(),
                 params.len()
@@ -672,6 +722,62 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn connect_error(port: u16) -> PgError {
+        let ep = Endpoint {
+            transport: Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+        };
+        match PgWire::connect(&ep, Timeouts::default()) {
+            Ok(_) => panic!("connected to port {port}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_reset_during_the_login_is_the_servers_fault_by_its_kind() {
+        let e = connect_error(net::resetting());
+        assert!(
+            matches!(
+                e,
+                PgError::Io {
+                    kind: io::ErrorKind::ConnectionReset,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.lost_at_login(), Some(Lost::ServerFault));
+    }
+
+    #[test]
+    fn nothing_listening_is_a_refusal() {
+        let e = connect_error(net::nothing_listens());
+        assert!(matches!(e, PgError::Unreached(_)), "{e:?}");
+        assert!(e
+            .to_string()
+            .starts_with("nothing accepts connections there"));
+        assert_eq!(e.lost_at_login(), Some(Lost::Refused));
+    }
+
+    #[test]
+    fn each_kind_says_whose_fault_a_failed_connection_is() {
+        // A FATAL error to a login (a wrong password) is a refusal; to a statement, nothing.
+        let refused = parse_error(b"SFATAL\0C28P01\0Mpassword authentication failed\0\0", true);
+        assert_eq!(refused.lost(), None);
+        assert_eq!(refused.lost_at_login(), Some(Lost::Refused));
+        assert_eq!(protocol("junk").lost_at_login(), Some(Lost::ServerFault));
+        assert_eq!(
+            PgError::Refused("no password".into()).lost(),
+            Some(Lost::Refused)
+        );
+        assert_eq!(PgError::Misuse("3 given".into()).lost(), None);
+    }
 
     #[test]
     fn command_tags_give_their_count() {

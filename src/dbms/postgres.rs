@@ -22,14 +22,15 @@ fn map_err(e: PgError) -> DbError {
         PgError::Server { code, fatal, .. } => {
             (!fatal && transient_sqlstate(code), Some(code.clone()), None)
         }
-        PgError::Io(_) => (false, None, None),
         PgError::Cut { fault, .. } => (false, None, Some(*fault)),
+        _ => (false, None, None),
     };
     DbError {
         message: e.to_string(),
         transient,
         code,
         fault,
+        lost: e.lost(),
     }
 }
 
@@ -45,7 +46,7 @@ pub fn ping(ep: &Endpoint) -> bool {
     match PgWire::connect(ep, quick) {
         Ok(_) => true,
         Err(PgError::Server { code, .. }) => code != "57P03",
-        Err(PgError::Io(_) | PgError::Cut { .. }) => false,
+        Err(_) => false,
     }
 }
 
@@ -63,7 +64,9 @@ impl PgConn {
 
     pub fn connect_with(ep: &Endpoint, timeouts: Timeouts) -> Result<PgConn, DbError> {
         let wire = PgWire::connect(ep, timeouts).map_err(|e| {
+            let lost = e.lost_at_login();
             let mut d = map_err(e);
+            d.lost = lost;
             d.message = format!(
                 "cannot connect to PostgreSQL ({}): {}",
                 ep.describe(),
@@ -125,6 +128,7 @@ impl PgConn {
             transient: false,
             code: None,
             fault: None,
+            lost: None,
         })?;
         self.wire.execute(st, params, self.budget).map_err(map_err)
     }
@@ -178,6 +182,7 @@ impl Conn for PgConn {
                 transient: false,
                 code: None,
                 fault: None,
+                lost: None,
             }),
         }
     }
@@ -420,6 +425,7 @@ impl Dbms for Postgres {
                             transient: false,
                             code: None,
                             fault: None,
+                            lost: None,
                         };
                         ("VACUUM".into(), Err(e))
                     })

@@ -236,6 +236,7 @@ impl Sqlite {
                             transient: false,
                             code: None,
                             fault: None,
+                            lost: None,
                         });
                     }
                 }
@@ -283,6 +284,7 @@ fn map_err(e: rusqlite::Error) -> DbError {
         transient,
         code,
         fault: None,
+        lost: None,
     }
 }
 
@@ -374,6 +376,7 @@ impl Dbms for Sqlite {
             transient: false,
             code: None,
             fault: None,
+            lost: None,
         })?;
         conn.execute_batch("ANALYZE")?;
         done.push("ANALYZE".to_string());

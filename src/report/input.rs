@@ -324,7 +324,7 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
                 warnings.extend(w);
                 steps.push(s);
             }
-            Err(e) if results::is_from_the_future(&e) => return Err(e),
+            Err(e) if crate::error::is_schema_too_new(&e) => return Err(e),
             Err(e) => warnings.push(format!("{}: step {name} left out: {e}", run.target.name)),
         }
     }

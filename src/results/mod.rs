@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use crate::error::BadInput;
+use crate::error::{BadInput, SchemaTooNew};
 
 pub const SCHEMA: u32 = 1;
 
@@ -406,8 +406,9 @@ fn read_gated(path: &Path) -> anyhow::Result<String> {
     })?;
     match probe.schema.as_ref().and_then(|s| s.as_u64()) {
         Some(s) if s <= SCHEMA as u64 => Ok(text),
-        Some(s) => Err(BadInput(format!(
-            "{} has result schema {s}, {NEWER} ({SCHEMA}); upgrade dbperf to read it",
+        Some(s) => Err(SchemaTooNew(format!(
+            "{} has result schema {s}, newer than this dbperf understands ({SCHEMA}); upgrade \
+             dbperf to read it",
             path.display()
         ))
         .into()),
@@ -424,14 +425,6 @@ pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
     let text = read_gated(path)?;
     serde_json::from_str(&text)
         .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())).into())
-}
-
-const NEWER: &str = "newer than this dbperf understands";
-
-/// Whether `e` is the gate's refusal of a file from a newer dbperf: readers that skip a damaged
-/// file must still stop at that one (its numbers could mean something else).
-pub fn is_from_the_future(e: &anyhow::Error) -> bool {
-    crate::error::is_bad_input(e) && e.to_string().contains(NEWER)
 }
 
 /// A result file parsed straight into its type (no intermediate JSON tree, which would cost
@@ -632,8 +625,17 @@ mod tests {
     fn future_schema_is_refused_with_a_sentence() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("run.json"), r#"{"schema": 99}"#).unwrap();
-        let e = read_run(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("schema 99") && e.contains("upgrade"), "{e}");
+        let e = read_run(dir.path()).unwrap_err();
+        assert!(crate::error::is_schema_too_new(&e), "{e}");
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} has result schema 99, newer than this dbperf understands ({SCHEMA}); \
+                 upgrade dbperf to read it",
+                dir.path().join("run.json").display()
+            )
+        );
     }
 
     #[test]

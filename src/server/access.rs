@@ -39,9 +39,7 @@ fn login(kind: Kind, ep: &Endpoint) -> Result<(), Refusal> {
         _ => match Wire::connect(ep, timeouts()) {
             Ok(_) => Ok(()),
             Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
-            Err(e @ (WireError::Io(_) | WireError::Cut { .. })) => {
-                Err(Refusal::NotYet(e.to_string()))
-            }
+            Err(e) => Err(Refusal::NotYet(e.to_string())),
         },
     }
 }

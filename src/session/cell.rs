@@ -11,7 +11,7 @@ use super::measure::{measure, CostSources, MeasureCx};
 use super::suite::{FinishCx, Steps};
 use super::target::{self, Access, Checked};
 use super::{events, mark, now_rfc3339, Loop, Note, Suite};
-use crate::dbms::{self, Dbms};
+use crate::dbms::{self, Dbms, Fault};
 use crate::results::campaign::ServerLease;
 use crate::results::{RunFile, RunStatus, ServerRecord, Status, StepFile};
 use crate::server::Running;
@@ -295,45 +295,49 @@ impl Loop<'_> {
     ) -> StepFile {
         let req = self.req;
         let started_at = now_rfc3339();
-        let setup = match steps.begin(i) {
-            Ok(s) => s,
-            Err(e) => return steps.failed_before(i, format!("before the step: {e:#}"), started_at),
+        // Whether the step failed because the server stalled, by its failure's type: the
+        // measured failure's (`Measured::stalled`), or a server that did not answer before the
+        // step or in the cleanup after it. Its log tail then says why.
+        let (mut sf, stalled) = match steps.begin(i) {
+            Err(e) => (
+                steps.failed_before(i, format!("before the step: {e:#}"), started_at),
+                dbms::fault_of(e.as_ref()) == Some(Fault::NoAnswer),
+            ),
+            Ok(setup) => {
+                let mut measured = measure(
+                    setup,
+                    &mut MeasureCx {
+                        target: on.target,
+                        steps_dir: on.steps_dir,
+                        monitor: &mut begun.monitor,
+                        cost: on.cost,
+                        events: &mut *self.events,
+                        interrupt: &req.interrupt,
+                        quiet: req.statement_timeout,
+                        ddl: req.ddl_timeout,
+                        profiler: self.profiler.as_ref(),
+                    },
+                );
+                let measured_stall = measured.stalled();
+                let profile = measured.profile.take();
+                let diagnostics = std::mem::take(&mut measured.diagnostics);
+                let mut finish_cx = FinishCx {
+                    target: on.target,
+                    cost: on.cost,
+                    interrupt: &req.interrupt,
+                    count_rows: req.count_rows,
+                    events: &mut *self.events,
+                    cleanup_fault: None,
+                };
+                let mut sf = steps.finish(i, measured, started_at, &mut finish_cx);
+                sf.profile = profile;
+                sf.diagnostics = diagnostics;
+                let cleanup_stall = finish_cx.cleanup_fault == Some(Fault::NoAnswer);
+                (sf, measured_stall || cleanup_stall)
+            }
         };
-        let mut measured = measure(
-            setup,
-            &mut MeasureCx {
-                target: on.target,
-                steps_dir: on.steps_dir,
-                monitor: &mut begun.monitor,
-                cost: on.cost,
-                events: &mut *self.events,
-                interrupt: &req.interrupt,
-                quiet: req.statement_timeout,
-                ddl: req.ddl_timeout,
-                profiler: self.profiler.as_ref(),
-            },
-        );
-        // Whether the step failed because the server stalled (by its failure's type).
-        let stalled = measured.stalled();
-        let profile = measured.profile.take();
-        let diagnostics = std::mem::take(&mut measured.diagnostics);
-        let mut sf = steps.finish(
-            i,
-            measured,
-            started_at,
-            &mut FinishCx {
-                target: on.target,
-                cost: on.cost,
-                interrupt: &req.interrupt,
-                count_rows: req.count_rows,
-                events: &mut *self.events,
-            },
-        );
-        sf.profile = profile;
-        sf.diagnostics = diagnostics;
         if let (Some(e), Some(r)) = (sf.error.as_mut(), on.running) {
-            // The older sentences are still told by their text (see `dbms::Fault`).
-            if stalled || dbms::is_no_answer(e) {
+            if stalled {
                 e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
             }
         }

@@ -147,6 +147,7 @@ impl Steps for IbenchSteps {
             if let Some(e) = &c.error {
                 status = Status::Failed;
                 error = Some(format!("cleanup after l.i2 failed: {e}"));
+                cx.cleanup_fault = c.fault;
             } else if cx.interrupt.load(Ordering::SeqCst) {
                 status = Status::Interrupted;
             }

@@ -308,6 +308,7 @@ fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> engine::Watchdog {
                 transient: false,
                 code: None,
                 fault: Some(fault),
+                lost: None,
             }
             .as_cause(),
         ),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::events::{Events, Note};
 use super::measure::{CostSources, Measured, StepSetup};
-use crate::dbms::Dbms;
+use crate::dbms::{Dbms, Fault};
 use crate::results::StepFile;
 
 /// A suite with every parameter fixed, before any target is open.
@@ -39,6 +39,10 @@ pub struct FinishCx<'a> {
     pub interrupt: &'a Arc<AtomicBool>,
     pub count_rows: bool,
     pub events: &'a mut dyn Events,
+    /// Set by `finish` when the untimed work after the step (the cleanup and wait) failed with
+    /// a fault: the run tells a server that stopped answering by it, as by the measured
+    /// failure's (`Measured::stalled`).
+    pub cleanup_fault: Option<Fault>,
 }
 
 impl FinishCx<'_> {

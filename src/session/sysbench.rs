@@ -335,6 +335,7 @@ impl SysbenchSteps {
             if let Some(err) = &c.error {
                 status = Status::Failed;
                 error = Some(format!("postwrite cleanup failed: {err}"));
+                cx.cleanup_fault = c.fault;
             } else if cx.interrupt.load(Ordering::SeqCst) {
                 status = Status::Interrupted;
             }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::events::{Events, Note};
 use super::suite::{round3, Suite};
-use crate::dbms::{self, Dbms, Endpoint, Timeouts};
+use crate::dbms::{self, Dbms, Endpoint, Lost, Timeouts};
 use crate::error::bad_input;
 use crate::host::monitor::Monitor;
 use crate::results::{CampaignCell, RunFile, RunStatus, ServerRecord, TargetInfo, Tool, SCHEMA};
@@ -50,10 +50,10 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
         if let Some(ext) = &t.external {
             let dbms = external_dbms(t, &ext.endpoint, cx.timeouts.clone());
             // Fail now, with one sentence, if the server cannot be reached (bad input) or
-            // misbehaves (a failure of the server, exit 1).
+            // misbehaves (a failure of the server, exit 1), as the error's kind says.
             dbms.connect().map_err(|e| {
                 let m = format!("target {}: {e:#}", t.name);
-                if dbms::is_server_fault(&m) {
+                if dbms::lost_of(e.as_ref()) == Some(Lost::ServerFault) {
                     anyhow::anyhow!(m)
                 } else {
                     crate::error::BadInput(m).into()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::dbms::{Dbms, DeleteForm, IndexDef};
+use crate::dbms::{Dbms, DeleteForm, Fault, IndexDef};
 use crate::engine::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
 use roles::{
@@ -302,6 +302,9 @@ pub struct Cleanup {
     pub work_s: f64,
     pub slept_s: f64,
     pub error: Option<String>,
+    /// The fault of the first of its failures that carries one: what the run acts on (a server
+    /// that stopped answering), never `error`'s text.
+    pub fault: Option<Fault>,
 }
 
 /// SLA rule: the background insert rate must reach 95% of its target (spec §2.5).
@@ -682,40 +685,23 @@ pub fn cleanup_and_wait(
     let deadline = start + Duration::from_secs(budget_s);
     let mut actions = Vec::new();
     let mut restore = Vec::new();
-    let mut error = dbms
+    let failed = dbms
         .ibench_cleanup(tables, deadline, &mut actions, &mut restore)
-        .err()
-        .map(|e| e.message);
+        .err();
+    let mut fault = failed.as_ref().and_then(|e| e.fault);
+    let mut error = failed.map(|e| e.message);
     let work_s = start.elapsed().as_secs_f64();
     while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
         std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
     }
     let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
-    // Whatever failed above, every setting that was changed is put back; one that cannot be
-    // does not keep the others from being restored, and each failure is named.
-    if !restore.is_empty() {
-        let mut failed = Vec::new();
-        match dbms.connect() {
-            Ok(mut c) => {
-                for sql in &restore {
-                    match c.execute_batch(sql) {
-                        Ok(()) => actions.push(sql.clone()),
-                        Err(e) => failed.push(format!("{sql}: {}", e.message)),
-                    }
-                }
-            }
-            Err(e) => failed.push(format!("{} (connecting: {e:#})", restore.join("; "))),
-        }
-        if !failed.is_empty() {
-            let msg = format!(
-                "could not restore settings after the wait: {}",
-                failed.join("; ")
-            );
-            error = Some(match error {
-                Some(first) => format!("{first}; {msg}"),
-                None => msg,
-            });
-        }
+    // Whatever failed above, every setting that was changed is put back.
+    if let Err((msg, restore_fault)) = restore_settings(dbms, &restore, &mut actions) {
+        fault = fault.or(restore_fault);
+        error = Some(match error {
+            Some(first) => format!("{first}; {msg}"),
+            None => msg,
+        });
     }
     Cleanup {
         budget_s,
@@ -724,7 +710,48 @@ pub fn cleanup_and_wait(
         work_s,
         slept_s,
         error,
+        fault,
     }
+}
+
+/// Runs each statement of `restore`, adding those that succeeded to `actions`. One that cannot
+/// be run does not keep the others from being restored; the error names each failure, with the
+/// fault of the first that carries one.
+fn restore_settings(
+    dbms: &dyn Dbms,
+    restore: &[String],
+    actions: &mut Vec<String>,
+) -> Result<(), (String, Option<Fault>)> {
+    if restore.is_empty() {
+        return Ok(());
+    }
+    let mut failed = Vec::new();
+    let mut fault = None;
+    match dbms.connect() {
+        Ok(mut c) => {
+            for sql in restore {
+                match c.execute_batch(sql) {
+                    Ok(()) => actions.push(sql.clone()),
+                    Err(e) => {
+                        fault = fault.or(e.fault);
+                        failed.push(format!("{sql}: {}", e.message));
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            fault = crate::dbms::fault_of(e.as_ref());
+            failed.push(format!("{} (connecting: {e:#})", restore.join("; ")));
+        }
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let msg = format!(
+        "could not restore settings after the wait: {}",
+        failed.join("; ")
+    );
+    Err((msg, fault))
 }
 
 /// The three range queries with the start-value domain of each. Each reads one covering index
@@ -801,6 +828,25 @@ mod tests {
 
     fn params(o: IbenchOverrides) -> IbenchParams {
         ibench_params(&presets::get("cached-small").unwrap(), &o).unwrap()
+    }
+
+    #[test]
+    fn a_cleanup_the_server_does_not_answer_carries_its_fault() {
+        use crate::dbms::null::Null;
+        use crate::dbms::{no_answer, Timeouts};
+        let stop = AtomicBool::new(false);
+        let statement = Duration::from_millis(10);
+        let d = Null::open("cleanup-stall")
+            .unwrap()
+            .with_timeouts(Timeouts::with_statement(statement));
+        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
+        assert_eq!(c.fault, Some(Fault::NoAnswer));
+        assert_eq!(c.error, Some(no_answer(statement)));
+        // A failure that is not dbperf's cut carries none.
+        let d = Null::open("cleanup-fail.restore-fail").unwrap();
+        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
+        assert!(c.error.is_some());
+        assert_eq!(c.fault, None);
     }
 
     #[test]
