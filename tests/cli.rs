@@ -445,3 +445,22 @@ fn a_reused_out_keeps_the_data_an_earlier_run_kept() {
         "the kept data is untouched"
     );
 }
+
+/// The journal keeps a run's command line as text, to resume it: a word that is not UTF-8 is
+/// refused in one sentence before anything is made.
+#[test]
+fn a_run_argument_that_is_not_utf8_is_one_sentence() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join(std::ffi::OsStr::from_bytes(b"r\xff"));
+    let o = dbperf()
+        .args(["run", "--target", "null", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("must be UTF-8 text"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    assert!(!out.exists());
+}

@@ -97,11 +97,12 @@ pub fn parse<T: Into<OsString> + Clone>(
             .skip(1)
             .map(|w| w.to_str().map(str::to_string))
             .collect::<Option<_>>()
+            // A raw error: one sentence, without the usage clap adds to a mistyped option.
             .ok_or_else(|| {
-                cmd.error(
+                clap::Error::raw(
                     clap::error::ErrorKind::InvalidUtf8,
                     "dbperf run's arguments must be UTF-8 text: the run's journal keeps them \
-                     to resume it",
+                     to resume it\n",
                 )
             })?;
     }
