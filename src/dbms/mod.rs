@@ -5,7 +5,7 @@
 pub mod ignore;
 mod keep;
 pub mod mysql;
-mod mysql_auth;
+pub mod mysql_auth;
 pub mod mysql_wire;
 mod net;
 pub mod null;

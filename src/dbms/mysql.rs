@@ -69,16 +69,6 @@ impl Storage {
     }
 }
 
-/// Server error codes worth going on after by default, sysbench's `--mysql-ignore-errors`
-/// default: lock wait timeout (1205), deadlock (1213) and "record has changed since last read"
-/// (1020, MariaDB 11.6+ on write conflicts under innodb_snapshot_isolation). MyRocks maps its
-/// lock timeouts to 1205 and both its deadlocks and its snapshot conflicts to 1213, so nothing
-/// engine-specific is needed. Everything else (syntax, lost connection 2006/2013, a full disk)
-/// means the step cannot go on.
-pub fn is_transient(code: u16) -> bool {
-    matches!(code, 1205 | 1213 | 1020)
-}
-
 /// "ERROR <code> (<sqlstate>): <message>" for server errors, as the mysql client prints them.
 fn map_err(e: WireError) -> DbError {
     e.into_db()
@@ -170,7 +160,7 @@ impl Mysql {
 
     fn open(&self) -> Result<Wire, DbError> {
         let e = &self.endpoint;
-        Wire::connect(e, self.timeouts.clone()).map_err(|err| {
+        super::mysql_auth::connect(e, self.timeouts.clone()).map_err(|err| {
             let lost = err.lost_at_login();
             let mut d = map_err(err);
             d.lost = lost;
@@ -846,20 +836,6 @@ mod tests {
             i.starts_with("SELECT count(DISTINCT index_name) FROM information_schema.STATISTICS")
         );
         assert!(i.contains("index_name = 'pi1_pdc'") && i.contains("table_schema = DATABASE()"));
-    }
-
-    #[test]
-    fn only_lock_timeouts_and_deadlocks_are_transient() {
-        assert!(is_transient(1205));
-        assert!(is_transient(1213));
-        assert!(
-            is_transient(1020),
-            "MariaDB 11.6+ write conflicts, as sysbench"
-        );
-        // syntax, server gone, lost connection, unknown table, duplicate key, error during commit
-        for code in [1064, 2006, 2013, 1146, 1062, 1180] {
-            assert!(!is_transient(code), "{code}");
-        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use sha2::Digest;
 
 use super::mysql_wire::{parse_err, protocol, Handshake, Reader, Wire, WireError};
-use super::Endpoint;
+use super::{Endpoint, Timeouts};
 
 const NATIVE: &str = "mysql_native_password";
 const SHA2: &str = "caching_sha2_password";
@@ -27,6 +27,14 @@ fn scramble(plugin: &str, nonce: &[u8], password: &[u8]) -> Option<Vec<u8>> {
         SHA2 => Some(scramble_sha256(nonce, password)),
         _ => None,
     }
+}
+
+/// Connects and logs in over exactly the transport the endpoint names.
+pub fn connect(e: &Endpoint, timeouts: Timeouts) -> Result<Wire, WireError> {
+    let (mut w, hs) = Wire::greeted(e, timeouts)?;
+    authenticate(&mut w, &hs, e)?;
+    w.logged_in()?;
+    Ok(w)
 }
 
 /// mysql_native_password: SHA1(password) XOR SHA1(nonce, SHA1(SHA1(password))).
@@ -63,7 +71,7 @@ fn unsupported(plugin: &str) -> WireError {
     ))
 }
 
-pub(super) fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result<(), WireError> {
+fn authenticate(w: &mut Wire, hs: &Handshake, e: &Endpoint) -> Result<(), WireError> {
     let password = e.password.as_deref().unwrap_or("").as_bytes();
     // A server default this client cannot answer is met with a native-password attempt; the
     // server then switches to what the account really uses.

@@ -119,9 +119,7 @@ impl std::fmt::Display for WireError {
 impl WireError {
     pub fn into_db(self) -> DbError {
         let (transient, code) = match &self {
-            WireError::Server { code, .. } => {
-                (super::mysql::is_transient(*code), Some(code.to_string()))
-            }
+            WireError::Server { code, .. } => (is_transient(*code), Some(code.to_string())),
             _ => (false, None),
         };
         DbError {
@@ -226,6 +224,16 @@ fn addr(e: &Endpoint) -> Addr {
     }
 }
 
+/// Server error codes worth going on after by default, sysbench's `--mysql-ignore-errors`
+/// default: lock wait timeout (1205), deadlock (1213) and "record has changed since last read"
+/// (1020, MariaDB 11.6+ on write conflicts under innodb_snapshot_isolation). MyRocks maps its
+/// lock timeouts to 1205 and both its deadlocks and its snapshot conflicts to 1213, so nothing
+/// engine-specific is needed. Everything else (syntax, lost connection 2006/2013, a full disk)
+/// means the step cannot go on.
+pub fn is_transient(code: u16) -> bool {
+    matches!(code, 1205 | 1213 | 1020)
+}
+
 /// Whether the server answers a new connection within `within` (it sends its greeting).
 pub fn answers(
     e: &Endpoint,
@@ -236,8 +244,9 @@ pub fn answers(
 }
 
 impl Wire {
-    /// Connects and authenticates over exactly the transport the endpoint names.
-    pub fn connect(e: &Endpoint, timeouts: Timeouts) -> Result<Wire> {
+    /// Connected over exactly the transport the endpoint names, with the server's greeting read;
+    /// the login that follows is mysql_auth's (`mysql_auth::connect`).
+    pub(super) fn greeted(e: &Endpoint, timeouts: Timeouts) -> Result<(Wire, Handshake)> {
         let addr = addr(e);
         // The server speaks first: its greeting is the sign of life a probe waits for.
         let net = Net::connect(&addr, timeouts, b"").map_err(WireError::unreached)?;
@@ -249,9 +258,13 @@ impl Wire {
             col_types: Vec::new(),
         };
         let hs = w.read_handshake()?;
-        super::mysql_auth::authenticate(&mut w, &hs, e)?;
-        w.net.logged_in()?;
-        Ok(w)
+        Ok((w, hs))
+    }
+
+    /// The login is over: statements from now on run under their own deadlines.
+    pub(super) fn logged_in(&mut self) -> Result<()> {
+        self.net.logged_in()?;
+        Ok(())
     }
 
     pub(super) fn is_unix(&self) -> bool {
@@ -890,6 +903,20 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn only_lock_timeouts_and_deadlocks_are_transient() {
+        assert!(is_transient(1205));
+        assert!(is_transient(1213));
+        assert!(
+            is_transient(1020),
+            "MariaDB 11.6+ write conflicts, as sysbench"
+        );
+        // syntax, server gone, lost connection, unknown table, duplicate key, error during commit
+        for code in [1064, 2006, 2013, 1146, 1062, 1180] {
+            assert!(!is_transient(code), "{code}");
+        }
+    }
+
     fn endpoint(port: u16) -> Endpoint {
         Endpoint {
             transport: Transport::Tcp {
@@ -903,7 +930,7 @@ mod tests {
     }
 
     fn connect_error(port: u16) -> WireError {
-        match Wire::connect(&endpoint(port), Timeouts::default()) {
+        match super::super::mysql_auth::connect(&endpoint(port), Timeouts::default()) {
             Ok(_) => panic!("connected to port {port}"),
             Err(e) => e,
         }

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use super::{Kind, Running};
-use crate::dbms::mysql_wire::{Wire, WireError};
+use crate::dbms::mysql_auth;
+use crate::dbms::mysql_wire::WireError;
 use crate::dbms::{Endpoint, Timeouts};
 
 /// One login attempt's deadline: the server already answers, so this is room for a busy host.
@@ -36,7 +37,7 @@ fn login(kind: Kind, ep: &Endpoint) -> Result<(), Refusal> {
         Kind::Postgres => crate::dbms::postgres::PgConn::connect_with(ep, timeouts())
             .map(|_| ())
             .map_err(|e| Refusal::Refused(e.message)),
-        _ => match Wire::connect(ep, timeouts()) {
+        _ => match mysql_auth::connect(ep, timeouts()) {
             Ok(_) => Ok(()),
             Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
             Err(e) => Err(Refusal::NotYet(e.to_string())),
