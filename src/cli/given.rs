@@ -9,11 +9,11 @@ use clap::{ArgMatches, Command};
 /// The options of `dbperf run` given on its command line, in the order they are declared.
 #[derive(Debug, Clone, Default)]
 pub struct Given {
-    options: Vec<Option_>,
+    options: Vec<GivenOption>,
 }
 
 #[derive(Debug, Clone)]
-struct Option_ {
+struct GivenOption {
     id: String,
     /// How a person types it: `--rows-l-i0`.
     flag: String,
@@ -38,7 +38,7 @@ impl Given {
             })
             .map(|a| {
                 let id = a.get_id().as_str().to_string();
-                Option_ {
+                GivenOption {
                     flag: match a.get_long() {
                         Some(l) => format!("--{l}"),
                         None => id.clone(),
