@@ -1,12 +1,11 @@
 //! dbperf: a benchmark harness for database performance engineers.
 //!
 //! Data flows one way: `spec` (what to run) -> `workload` builds roles over a `dbms` adapter ->
-//! `engine` runs them on threads and measures -> `results` writes them -> `report` reads them.
+//! `runner` runs them on threads and measures -> `results` writes them -> `report` reads them.
 
 pub mod analysis;
 pub mod cli;
 pub mod dbms;
-pub mod engine;
 pub mod error;
 pub mod fetch;
 pub mod history;
@@ -15,6 +14,7 @@ pub mod metrics;
 pub mod profile;
 pub mod report;
 pub mod results;
+pub mod runner;
 pub mod safe_fs;
 pub mod server;
 pub mod session;

@@ -283,7 +283,7 @@ fn the_cli_run_path_reaches_the_machinery_only_through_session() {
     walls(
         "cli",
         &["server.rs", "writeamp.rs"],
-        &["dbms", "server", "engine", "metrics"],
+        &["dbms", "server", "runner", "metrics"],
     );
 }
 
@@ -292,7 +292,7 @@ fn results_are_plain_data() {
     walls(
         "results",
         &[],
-        &["metrics", "engine", "dbms", "server", "session", "report"],
+        &["metrics", "runner", "dbms", "server", "session", "report"],
     );
 }
 
@@ -301,7 +301,7 @@ fn reports_read_results_only() {
     walls(
         "report",
         &[],
-        &["metrics", "engine", "dbms", "server", "session", "workload"],
+        &["metrics", "runner", "dbms", "server", "session", "workload"],
     );
 }
 
@@ -312,7 +312,7 @@ fn fetch_gets_builds_and_starts_nothing() {
         "fetch",
         &[],
         &[
-            "session", "engine", "dbms", "metrics", "report", "workload", "cli",
+            "session", "runner", "dbms", "metrics", "report", "workload", "cli",
         ],
     );
 }
@@ -346,15 +346,15 @@ fn the_scanner_sees_paths() {
     // Grouped imports, nested groups, the crate's own name.
     assert_eq!(
         seen(
-            "use crate::{\n    dbms,\n    engine::{self, X},\n    self as me,\n};",
+            "use crate::{\n    dbms,\n    runner::{self, X},\n    self as me,\n};",
             &cli
         ),
-        ["dbms", "engine"]
+        ["dbms", "runner"]
     );
     assert_eq!(seen("let v = dbperf::metrics::read();", &cli), ["metrics"]);
     // `super` steps out of the file's module, and out of its inline modules.
     assert_eq!(seen("use super::render::Terminal;", &cli), ["cli"]);
-    assert_eq!(seen("use super::super::engine::Roles;", &cli), ["engine"]);
+    assert_eq!(seen("use super::super::runner::Roles;", &cli), ["runner"]);
     assert_eq!(
         seen("use super::{dbms, server::Plan};", &["cli"]),
         ["dbms", "server"]
@@ -393,7 +393,7 @@ fn the_history_reads_results_and_runs_nothing() {
     walls(
         "history",
         &[],
-        &["session", "engine", "workload", "server", "metrics", "cli"],
+        &["session", "runner", "workload", "server", "metrics", "cli"],
     );
 }
 

@@ -8,13 +8,13 @@ use super::events::{Display, Note, Tick};
 use super::measure::{Measured, StepSetup, Ticker};
 use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
 use crate::dbms::Dbms;
-use crate::engine::recorder::KindStats;
-use crate::engine::{SecondRow, StepMeasurement};
 use crate::metrics;
 use crate::results::{
     encode_histogram, percentiles, CleanupRecord, Headline, IbenchBuckets, OpStats, Sla, Status,
     StepFile, StepParameters, SCHEMA,
 };
+use crate::runner::recorder::KindStats;
+use crate::runner::{SecondRow, StepMeasurement};
 use crate::workload::ibench::{
     Cleanup, Ibench, IbenchParams, Prepared, StepDef, StepName, StepOutcome, DELETE, INSERT, KINDS,
     QUERY, SLA_FRACTION,

@@ -1,5 +1,5 @@
 //! One `measure()` for every step of every suite: the per-second series, the host's per-second
-//! samples, the DBMS's counters and /proc snapshots around the engine's run, and the events the
+//! samples, the DBMS's counters and /proc snapshots around the runner's run, and the events the
 //! CLI draws progress from.
 
 use std::path::{Path, PathBuf};
@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use super::events::{Display, Events, Note, StepBegins, Tick};
 use crate::dbms::{self, DbError, Dbms, Fault};
-use crate::engine::{self, StepMeasurement, StepPlan};
 use crate::host::monitor::Monitor;
 use crate::metrics;
 use crate::profile::{Profiler, Recording, Who};
 use crate::results::hardware::{DbmsCounters, Hardware};
 use crate::results::profile::StepProfile;
 use crate::results::series::{SecondKind, SecondRow, SeriesWriter};
+use crate::runner::{self, StepMeasurement, StepPlan};
 
 /// Where a target's cost is read from: /proc for the host, its data devices and the managed
 /// server, and the DBMS's own counters.
@@ -26,9 +26,9 @@ pub struct CostSources {
     pub data_dir: Option<PathBuf>,
 }
 
-/// Turns the engine's seconds into what a progress view shows; each suite has its own.
+/// Turns the runner's seconds into what a progress view shows; each suite has its own.
 pub trait Ticker {
-    fn tick(&mut self, row: &engine::SecondRow) -> Tick;
+    fn tick(&mut self, row: &runner::SecondRow) -> Tick;
 }
 
 /// A step ready to be measured: its plan and how its progress and series look.
@@ -50,7 +50,7 @@ pub struct StepSetup {
     pub runs_long: bool,
 }
 
-/// What the engine measured, and the host and DBMS counters around it.
+/// What the runner measured, and the host and DBMS counters around it.
 pub struct Measured {
     pub m: StepMeasurement,
     /// At the step's start, or at the end of its warm-up when `after_warmup`.
@@ -156,7 +156,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         };
     cx.monitor.step_begins(&name);
     // Counters first and last, so their queries fall outside the /proc interval, which the
-    // engine bounds to its measured time (on_start, on_end).
+    // runner bounds to its measured time (on_start, on_end).
     let counters_before = cx.cost.dbms.counters().map_err(|e| e.to_string());
     let mut obs = Observer {
         ticker,
@@ -185,7 +185,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         statements_per_op: queries_per_op.unwrap_or(1),
         runs_long,
     };
-    let m = engine::run_step_watched(
+    let m = runner::run_step_watched(
         plan,
         &mut obs,
         cx.interrupt,
@@ -286,7 +286,7 @@ struct Limits {
 /// A step's watchdog: a step whose target stops answering is failed after the statement timeout
 /// (`stopped_answering`), and one with an operation under way past its deadlines and a margin
 /// is failed whether or not the target answers (`overdue`).
-fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> engine::Watchdog {
+fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> runner::Watchdog {
     let quiet = l.statement;
     let (op_limit, option) = if l.runs_long {
         (l.ddl, "--ddl-timeout".to_string())
@@ -301,7 +301,7 @@ fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> engine::Watchdog {
     };
     let op_limit = op_limit.saturating_add(WATCHDOG_MARGIN);
     let option = format!("{option}, plus {}", dbms::seconds(WATCHDOG_MARGIN));
-    let failure = |message: String, fault: Fault| engine::Failure {
+    let failure = |message: String, fault: Fault| runner::Failure {
         cause: Some(
             DbError {
                 message: message.clone(),
@@ -315,7 +315,7 @@ fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> engine::Watchdog {
         message,
     };
     let target = target.clone();
-    engine::Watchdog {
+    runner::Watchdog {
         quiet,
         alive: Box::new(move || target.answers(quiet)),
         no_answer: failure(dbms::stopped_answering(quiet), Fault::NoAnswer),
@@ -388,7 +388,7 @@ fn profiled_pids(who: Who, sources: &metrics::Sources) -> Vec<u32> {
 
 type WarmupMark = Option<(metrics::Snapshot, Result<Vec<(String, f64)>, String>)>;
 
-/// Fed by the engine on the thread that runs the step: /proc snapshots at the measured start,
+/// Fed by the runner on the thread that runs the step: /proc snapshots at the measured start,
 /// the end of the warm-up and the measured end; once a second the series row, a host sample
 /// and a tick for the listeners.
 struct Observer<'a, 'e> {
@@ -407,7 +407,7 @@ struct Observer<'a, 'e> {
     recording: Option<Recording>,
 }
 
-impl engine::Observer for Observer<'_, '_> {
+impl runner::Observer for Observer<'_, '_> {
     fn on_start(&mut self) {
         if let Some(r) = self.recording.as_mut() {
             r.begin();
@@ -431,7 +431,7 @@ impl engine::Observer for Observer<'_, '_> {
         self.at_warmup_end = Some((metrics::Snapshot::take(&self.cost.sources), counters));
     }
 
-    fn on_second(&mut self, row: &engine::SecondRow) {
+    fn on_second(&mut self, row: &runner::SecondRow) {
         if let Some(s) = self.series.as_mut() {
             if let Err(e) = s.row(&series_row(row)) {
                 self.series_error = Some(e);
@@ -452,7 +452,7 @@ impl engine::Observer for Observer<'_, '_> {
     }
 }
 
-fn series_row(r: &engine::SecondRow) -> SecondRow {
+fn series_row(r: &runner::SecondRow) -> SecondRow {
     SecondRow {
         index: r.index,
         interval_s: r.interval_s,

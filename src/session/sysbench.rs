@@ -10,11 +10,11 @@ use super::ibench::{cleanup_record, op_stats, status_of};
 use super::measure::{Measured, StepSetup, Ticker};
 use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
 use crate::dbms::Dbms;
-use crate::engine::SecondRow;
 use crate::metrics;
 use crate::results::{
     Headline, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep, SCHEMA,
 };
+use crate::runner::SecondRow;
 use crate::workload::sysbench::roles::{EVENT, INDEX, INSERT, KINDS, WARMUP};
 use crate::workload::sysbench::{group_2024, Planned, Sysbench, SysbenchParams, LOAD};
 
@@ -300,7 +300,7 @@ impl SysbenchSteps {
         let spe = b.statements_per_event();
         let planned_s = p.seconds_of(e);
         let (op_count, inserted) = if measured.after_warmup {
-            // The cost interval starts at the engine's end of the warm-up: exactly the
+            // The cost interval starts at the runner's end of the warm-up: exactly the
             // measured statements.
             (o.queries, b.inserts_per_event() * o.events)
         } else {

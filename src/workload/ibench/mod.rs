@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::dbms::{Dbms, DeleteForm, Fault, IndexDef};
-use crate::engine::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
+use crate::runner::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use roles::{
     insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery, Sql,
 };
@@ -608,7 +608,7 @@ impl Ibench {
         })
     }
 
-    /// The step's headline, SLA and interval-rate percentiles from what the engine measured.
+    /// The step's headline, SLA and interval-rate percentiles from what the runner measured.
     pub fn outcome(&self, def: &StepDef, m: &StepMeasurement, prepared: &Prepared) -> StepOutcome {
         let secs = m.duration.as_secs_f64().max(1e-9);
         let (metric, unit) = def.headline();

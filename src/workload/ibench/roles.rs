@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::rows::{below, Batch, Rand, RowGen};
 use super::{DELETE, INDEX, INSERT, QUERY};
 use crate::dbms::{Conn, DbError, DeleteForm, Dialect, Param, StmtId};
-use crate::engine::{ErrorClass, OpError, OpOutcome, Role};
+use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
 
 /// An ignorable error skips the operation (the original has no transactions to restart).
 fn op_err(kind: usize, e: DbError) -> OpError {

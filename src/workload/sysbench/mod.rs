@@ -14,8 +14,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::dbms::Dbms;
-use crate::engine::{Lifetime, Pace, Role, RoleSpec, StepMeasurement, StepPlan};
 use crate::error::bad_input;
+use crate::runner::{Lifetime, Pace, Role, RoleSpec, StepMeasurement, StepPlan};
 use crate::workload::ibench::rows::{rng, stream_seed};
 use crate::workload::ibench::{interval_rate_percentiles, Cleanup};
 use catalog::{Keys, Metric, Microbenchmark, RangeUse};

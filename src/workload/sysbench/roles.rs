@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::catalog::{Arg, Counter, Microbenchmark, TableChoice};
 use super::keys::{digit_groups, KeyGen, C_GROUPS, PAD_GROUPS};
 use crate::dbms::{Conn, DbError, Dbms, Dialect, Param, StmtId};
-use crate::engine::{ErrorClass, OpError, OpOutcome, Role};
+use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
 use crate::workload::ibench::rows::{below, Rand};
 
 /// Operation types, indexes into `KINDS`.

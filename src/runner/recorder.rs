@@ -1,4 +1,4 @@
-//! What the engine remembers about each operation type: full-step HDR histograms of latency (from
+//! What the runner remembers about each operation type: full-step HDR histograms of latency (from
 //! the intended start) and service time (from the actual start), the Insert Benchmark's ten
 //! response-time buckets with the exact maximum, counts, rows and errors. Plus the per-second
 //! `Interval` a role shares with the once-a-second collector.

@@ -1,6 +1,6 @@
-//! The load engine: every connection is a role on its own OS thread. Roles are paced (open loop,
+//! The runner (the load engine): every connection is a role on its own OS thread. Roles are paced (open loop,
 //! see `pacer`), run flat out (closed loop), or follow another role's completions through a
-//! bounded channel. The engine times each operation, records it per operation type, publishes
+//! bounded channel. The runner times each operation, records it per operation type, publishes
 //! one row per second, and decides when a step is over. It knows nothing about SQL: a role is
 //! anything that can perform one operation and say which type it was and how many rows it moved.
 
@@ -56,7 +56,7 @@ pub struct OpError {
     pub cause: Option<Cause>,
 }
 
-/// What a step failed of, for whoever runs the step to tell by its type; the engine only
+/// What a step failed of, for whoever runs the step to tell by its type; the runner only
 /// carries it.
 pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
 
