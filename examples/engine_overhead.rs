@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use dbperf::engine::{run_step, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan};
+use dbperf::runner::{run_step, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan};
 
 struct NoOp {
     left: u64,

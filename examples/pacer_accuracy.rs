@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use dbperf::engine::{
+use dbperf::runner::{
     run_step, Lifetime, Observer, OpError, OpOutcome, Pace, Role, RoleSpec, SecondRow, StepPlan,
 };
 

@@ -30,7 +30,7 @@ use clap::Parser;
 use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
 use dbperf::dbms::postgres::Postgres;
 use dbperf::dbms::{Conn, Dbms, Endpoint, Param, StmtId, Transport};
-use dbperf::engine::{
+use dbperf::runner::{
     run_step, ErrorClass, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan,
 };
 use dbperf::workload::ibench::rows::{below, rng, Rand};

@@ -10,12 +10,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use dbperf::engine::recorder::new_histogram;
 use dbperf::results::series::{SecondKind, SecondRow};
 use dbperf::results::{
     self, series::SeriesWriter, Headline, IbenchBuckets, OpStats, RunFile, Sla, StepFile,
     StepParameters, TargetInfo, Tool, SCHEMA,
 };
+use dbperf::runner::recorder::new_histogram;
 
 /// xorshift: the same fixture on every machine.
 struct Rng(u64);

@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod dbms;
+pub mod engines;
 pub mod error;
 pub mod fetch;
 pub mod history;

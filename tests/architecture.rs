@@ -151,6 +151,12 @@ fn enclosing_modules(mods: &[(String, usize, usize)], at: usize) -> Vec<String> 
 /// The source with comments, string and char literals replaced by spaces (same length), so
 /// neither a path in a doc comment nor a brace in a string counts.
 fn blank_comments_and_literals(text: &str) -> String {
+    blanked(text, true)
+}
+
+/// `text` with its comments blanked, and its string and char literals too when `literals`
+/// (byte for byte: every offset stays where it was).
+fn blanked(text: &str, literals: bool) -> String {
     let b = text.as_bytes();
     let mut o = b.to_vec();
     let mut i = 0;
@@ -159,6 +165,11 @@ fn blank_comments_and_literals(text: &str) -> String {
             if *x != b'\n' {
                 *x = b' ';
             }
+        }
+    };
+    let blank_literal = |o: &mut Vec<u8>, from: usize, to: usize| {
+        if literals {
+            blank(o, from, to)
         }
     };
     while i < b.len() {
@@ -188,14 +199,14 @@ fn blank_comments_and_literals(text: &str) -> String {
                 .find(&close)
                 .map(|k| from + k + close.len())
                 .unwrap_or(b.len());
-            blank(&mut o, i, end);
+            blank_literal(&mut o, i, end);
             i = end;
         } else if b[i] == b'"' {
             let mut j = i + 1;
             while j < b.len() && b[j] != b'"' {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
-            blank(&mut o, i, j + 1);
+            blank_literal(&mut o, i, j + 1);
             i = j + 1;
         } else if b[i] == b'\'' {
             // A char literal ('x', '\n', '{'), not a lifetime ('a).
@@ -204,12 +215,12 @@ fn blank_comments_and_literals(text: &str) -> String {
                     .find('\'')
                     .map(|k| i + 2 + k + 1)
                     .unwrap_or(b.len());
-                blank(&mut o, i, end);
+                blank_literal(&mut o, i, end);
                 i = end;
             } else if let Some(c) = text[i + 1..].chars().next() {
                 let end = i + 1 + c.len_utf8();
                 if b.get(end) == Some(&b'\'') {
-                    blank(&mut o, i, end + 1);
+                    blank_literal(&mut o, i, end + 1);
                     i = end + 1;
                 } else {
                     i += 1;
@@ -427,11 +438,20 @@ fn the_command_line_is_read_once() {
 /// its declaration when it has none (`mod tests;`, whose file `files_outside_tests` leaves out).
 fn without_test_code(code: &str) -> String {
     let mut out = code.to_string();
+    for (from, to) in test_code(code) {
+        out.replace_range(from..to, &" ".repeat(to - from));
+    }
+    out
+}
+
+/// The byte ranges of the items under `#[cfg(test)]` in `code` (comments and literals blanked).
+fn test_code(code: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
     let mut from = 0;
     while let Some(k) = code[from..].find("#[cfg(test)]") {
         let at = from + k;
         let end = item_end(code, at);
-        out.replace_range(at..end, &" ".repeat(end - at));
+        out.push((at, end));
         from = end;
     }
     out
@@ -534,4 +554,83 @@ fn the_text_check_sees_code_and_not_tests_comments_or_strings() {
     // Code after a test module is still seen.
     let after = "#[cfg(test)]\nmod tests { fn t() {} }\nfn g(m: &str) -> bool { m.to_string().contains(\"z\") }";
     assert_eq!(decides_by_text(after), [".to_string().contains("]);
+}
+
+/// The names the engine registry gives (src/engines.rs). The hidden `null` target's name is
+/// left out: it is also JSON's null, and the null target is matched as `Engine::Null`.
+const ENGINE_NAMES: [&str; 4] = ["\"sqlite\"", "\"postgres\"", "\"mariadb\"", "\"mysql\""];
+
+/// Where an engine may be named by a string: the registry, and the adapters and server
+/// management that speak to the engine itself (a binary's file name, a maintenance database).
+const MAY_NAME_ENGINES: [&str; 3] = ["src/engines.rs", "src/dbms/", "src/server/"];
+
+/// Engine names written as string literals in the code of `text` (comments and test code left
+/// out).
+fn engine_names_in(text: &str) -> Vec<&'static str> {
+    // Test code is found on the fully blanked text (a brace in a string must not end a
+    // module); blanking keeps every offset, so its ranges hold in the other text too.
+    let mut code = blanked(text, false);
+    for (from, to) in test_code(&blank_comments_and_literals(text)) {
+        code.replace_range(from..to, &" ".repeat(to - from));
+    }
+    ENGINE_NAMES
+        .iter()
+        .copied()
+        .filter(|n| code.contains(n))
+        .collect()
+}
+
+/// An engine is the `Engine` type and its registry entry: code decides by the type (a `match`
+/// fails to compile where a new engine needs a decision), never by comparing a name, which a
+/// new engine would silently fall through.
+#[test]
+fn engines_are_named_by_the_registry_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for f in files_outside_tests() {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().to_string();
+        if MAY_NAME_ENGINES.iter().any(|m| rel.starts_with(m)) {
+            continue;
+        }
+        for n in engine_names_in(&std::fs::read_to_string(&f).unwrap()) {
+            found.push(format!("{rel}: {n}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "engine names outside the registry:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_engine_name_check_sees_code_literals_only() {
+    assert_eq!(
+        engine_names_in("if t.engine == \"postgres\" { 5432 } else { 3306 }"),
+        ["\"postgres\""]
+    );
+    assert_eq!(
+        engine_names_in("match e { \"mariadb\" | \"mysql\" => 1, _ => 0 }"),
+        ["\"mariadb\"", "\"mysql\""]
+    );
+    // Comments, longer strings and tests are not a decision by name.
+    let not = "/// {\"engine\": \"mysql\"}\nlet s = \"sqlite is embedded\";\n\
+               #[cfg(test)]\nmod tests { fn t() { let e = \"sqlite\"; let b = \"}\"; } }\n";
+    assert!(
+        engine_names_in(not).is_empty(),
+        "{:?}",
+        engine_names_in(not)
+    );
+    // Code after a test module is seen.
+    let after = "#[cfg(test)]\nmod tests { fn t() {} }\nfn g() -> &'static str { \"sqlite\" }";
+    assert_eq!(engine_names_in(after), ["\"sqlite\""]);
+}
+
+/// The registry is the floor every room stands on: it names no room of the crate, so any room
+/// may use it without a circle.
+#[test]
+fn the_engine_registry_uses_no_room() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engines.rs");
+    let rooms = rooms_named(&std::fs::read_to_string(&f).unwrap(), &["engines"]);
+    assert!(rooms.is_empty(), "src/engines.rs uses {rooms:?}");
 }

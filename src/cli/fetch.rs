@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::EXIT_OK;
+use crate::engines::Engine;
 use crate::error::bad_input;
-use crate::fetch::{self, version::Version, Cache, FetchRequest, SourceKind, Want};
+use crate::fetch::{self, version::Version, BuildSource, Cache, FetchRequest, Want};
 
 #[derive(Args, Debug)]
 #[command(
@@ -68,16 +69,14 @@ fn say(line: &str) {
 
 pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
     let cache = Cache::locate(a.cache_dir.as_deref())?;
-    if let Some(e) = &a.engine {
-        fetch::check_engine(e)?;
-    }
+    let engine = a.engine.as_deref().map(fetch::parse_engine).transpose()?;
     if a.list {
         if a.version.is_some() {
             return bad_input("--list takes an engine at most, not a version");
         }
-        return list(&cache, a.engine.as_deref());
+        return list(&cache, engine);
     }
-    let Some(engine) = a.engine.as_deref() else {
+    let Some(engine) = engine else {
         return bad_input(
             "name an engine and a version, e.g. `dbperf fetch postgres 16.4`, or use --list",
         );
@@ -101,7 +100,7 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
         return bad_input(format!(
             "name the {engine} version to fetch, e.g. `dbperf fetch {engine} {}`; \
              `dbperf fetch --list {engine}` shows them",
-            if engine == "postgres" {
+            if engine == Engine::Postgres {
                 "16.4"
             } else {
                 "10.11"
@@ -111,8 +110,8 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
     let mut want = Want::parse(v)?;
     if let Some(s) = a.source {
         let k = match s {
-            SourceArg::Npm => SourceKind::Npm,
-            SourceArg::Debian => SourceKind::Debian,
+            SourceArg::Npm => BuildSource::Npm,
+            SourceArg::Debian => BuildSource::Debian,
         };
         if want.source.is_some_and(|w| w != k) {
             return bad_input(format!("{v} and --source {} disagree", k.name()));
@@ -139,10 +138,7 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
         b.info.size as f64 / 1e6,
         b.info.sha256
     );
-    let suffix = match b.info.source.client.as_str() {
-        "apt-get" if engine == "postgres" => "-debian",
-        _ => "",
-    };
+    let suffix = fetch::version_suffix(&b);
     out!(
         "  use it: dbperf run --target {engine}@{}{suffix}",
         b.info.version
@@ -173,15 +169,18 @@ fn by_major(vs: &[Version]) -> Vec<String> {
         .collect()
 }
 
-fn list(cache: &Cache, engine: Option<&str>) -> anyhow::Result<i32> {
-    let engines: Vec<&str> = match engine {
+fn list(cache: &Cache, engine: Option<Engine>) -> anyhow::Result<i32> {
+    let engines: Vec<Engine> = match engine {
         Some(e) => vec![e],
-        None => fetch::ENGINES.to_vec(),
+        None => fetch::engines().collect(),
     };
     let builds = cache.builds();
     out!("build cache: {}", cache.root.display());
     for e in &engines {
-        let mine: Vec<_> = builds.iter().filter(|b| b.info.engine == *e).collect();
+        let mine: Vec<_> = builds
+            .iter()
+            .filter(|b| b.info.engine == e.name())
+            .collect();
         out!("");
         out!("{e}, cached:");
         if mine.is_empty() {
@@ -198,7 +197,7 @@ fn list(cache: &Cache, engine: Option<&str>) -> anyhow::Result<i32> {
             );
         }
         let mut progress = say;
-        for (kind, offers) in fetch::offers(cache, e, &mut progress) {
+        for (kind, offers) in fetch::offers(cache, *e, &mut progress) {
             match offers {
                 Ok(o) if o.is_empty() => out!("{e} from {}: none", kind.name()),
                 Ok(o) => {
@@ -211,8 +210,8 @@ fn list(cache: &Cache, engine: Option<&str>) -> anyhow::Result<i32> {
                 Err(err) => out!("{e} from {}: cannot be asked ({err:#})", kind.name()),
             }
         }
-        if *e == "mysql" {
-            out!("{e}: no package source has Oracle MySQL builds; use --from with an official tarball");
+        if e.entry().builds.is_empty() {
+            out!("{e}: no package source has its builds; use --from with an official tarball");
         }
     }
     Ok(EXIT_OK)

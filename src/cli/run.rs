@@ -478,7 +478,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             name: format!("{}-{}", suite.name(), a.preset),
             suites: vec![suite],
             target_specs: if a.targets.is_empty() {
-                vec!["sqlite".to_string()]
+                vec![crate::engines::Engine::DEFAULT.name().to_string()]
             } else {
                 a.targets.clone()
             },

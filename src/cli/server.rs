@@ -195,30 +195,17 @@ fn ready(
 ) -> anyhow::Result<ServerState> {
     let kind = running.kind;
     let ep = running.endpoint(false, server::DATABASE);
-    match kind {
-        server::Kind::Postgres => crate::dbms::postgres::ensure_database(
-            &running.endpoint(false, "postgres"),
-            server::DATABASE,
-        )?,
-        _ => {
-            let admin = crate::dbms::mysql::Mysql::new(
-                running.endpoint(false, "mysql"),
-                if kind == server::Kind::MySql {
-                    crate::dbms::mysql::Flavor::MySql
-                } else {
-                    crate::dbms::mysql::Flavor::MariaDb
-                },
-                crate::dbms::mysql::Storage::InnoDb,
-                "",
-                "",
-            );
-            use crate::dbms::Dbms;
-            admin.connect()?.execute_batch(&format!(
-                "CREATE DATABASE IF NOT EXISTS {}",
-                server::DATABASE
-            ))?;
-        }
-    }
+    let adapter = crate::dbms::ServerAdapter {
+        engine: kind.engine(),
+        rocksdb: false,
+        config_name: "",
+        config_text: "",
+        timeouts: crate::dbms::Timeouts::default(),
+    };
+    adapter.create_database(
+        &running.endpoint(false, kind.facts().admin_database),
+        server::DATABASE,
+    )?;
     let files = &running.client_files;
     let connect = match kind {
         server::Kind::Postgres => format!(
@@ -229,9 +216,10 @@ fn ready(
             server::DATABASE
         ),
         // The option file holds the user, password, address and port; read alone, so no
-        // /etc/mysql file is mixed in.
-        _ => format!(
-            "mariadb --defaults-file={} {}",
+        // /etc/mysql file is mixed in. Each build ships its own client under its own name.
+        server::Kind::MariaDb | server::Kind::MySql => format!(
+            "{} --defaults-file={} {}",
+            kind.client_program(),
             shell_word(&files.client),
             server::DATABASE
         ),
@@ -365,11 +353,11 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
     let path = dir.join(STATE);
     let state = read_state(&dir)?;
     let server = recorded_server(&state, &path)?;
-    let graceful = if state.engine == "postgres" {
-        libc::SIGINT
-    } else {
-        libc::SIGTERM
-    };
+    // The engine's graceful stop; SIGTERM (every server's polite request) for a name the
+    // file gets wrong.
+    let graceful = crate::engines::Engine::parse(&state.engine)
+        .and_then(crate::engines::Engine::server)
+        .map_or(libc::SIGTERM, |f| f.stop_signal);
     match identity::verify(&server) {
         Verdict::Same => {
             check_signallable(&state, &server, &path)?;

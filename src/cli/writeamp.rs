@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Deserialize;
 
+use crate::engines::{Engine, Family};
 use crate::error::bad_input;
 use crate::metrics::writeamp::{analyse, parse_status_text, WriteAmp, STATUS_TEXT_MAX};
 
@@ -41,7 +42,7 @@ pub struct WriteampArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CounterFile {
-    engine: String,
+    engine: Engine,
     #[serde(default)]
     delta: Option<BTreeMap<String, f64>>,
     #[serde(default)]
@@ -57,12 +58,13 @@ struct CounterFile {
 
 /// Counters from two SHOW GLOBAL STATUS texts.
 fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
-    let engine = a.engine.as_deref().unwrap_or_default();
-    if !matches!(engine, "mariadb" | "mysql") {
+    let name = a.engine.as_deref().unwrap_or_default();
+    let Some(engine) = Engine::parse(name).filter(|e| e.family() == Family::MySql) else {
         return bad_input(format!(
-            "--engine {engine}: SHOW GLOBAL STATUS text is MariaDB's or MySQL's (mariadb or mysql)"
+            "--engine {name}: SHOW GLOBAL STATUS text is of the MySQL family ({})",
+            Engine::listed_names(|e| e.family == Family::MySql)
         ));
-    }
+    };
     let read = |p: &Path| -> anyhow::Result<BTreeMap<String, f64>> {
         let text = read_bounded(p, STATUS_TEXT_MAX as u64, "a SHOW GLOBAL STATUS text")?;
         parse_status_text(&text)
@@ -85,7 +87,10 @@ fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
         ));
     }
     let page = e.get("innodb_page_size").copied();
-    print(engine, &analyse(engine, &delta, a.device_write_bytes, page));
+    print(
+        engine.name(),
+        &analyse(engine, &delta, a.device_write_bytes, page),
+    );
     Ok(super::EXIT_OK)
 }
 
@@ -180,8 +185,8 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         .map(|(k, v)| (k.to_ascii_lowercase(), v))
         .collect();
     print(
-        &c.engine,
-        &analyse(&c.engine, &delta, c.device_write_bytes, page_size),
+        c.engine.name(),
+        &analyse(c.engine, &delta, c.device_write_bytes, page_size),
     );
     Ok(super::EXIT_OK)
 }

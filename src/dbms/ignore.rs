@@ -115,7 +115,7 @@ impl Conn for ClassifiedConn {
 }
 
 impl Dbms for Classified {
-    fn engine(&self) -> &'static str {
+    fn engine(&self) -> crate::engines::Engine {
         self.inner.engine()
     }
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

@@ -9,6 +9,7 @@ pub mod mysql_auth;
 pub mod mysql_wire;
 mod net;
 pub mod null;
+mod open;
 mod pg_wire;
 pub mod postgres;
 pub mod sqlite;
@@ -16,14 +17,13 @@ pub mod sqlite;
 pub use keep::{Keep, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
 pub use net::MAX_MESSAGE;
+pub use open::{open_embedded, ServerAdapter};
 
+use crate::engines::Engine;
 use std::fmt;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
-
-use crate::spec::target::Target;
 
 /// A statement parameter. Borrowed so a batch of rows binds without copying its strings.
 #[derive(Debug, Clone, Copy)]
@@ -370,7 +370,7 @@ pub trait Dialect: Send + Sync {
 
 /// A connected target: everything a benchmark needs from a database engine.
 pub trait Dbms: Send + Sync {
-    fn engine(&self) -> &'static str;
+    fn engine(&self) -> Engine;
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>>;
     /// The version string the engine itself reports.
     fn version(&self) -> anyhow::Result<String>;
@@ -413,23 +413,6 @@ pub trait Dbms: Send + Sync {
     /// sign of life the step watchdog asks for. Embedded engines always answer.
     fn answers(&self, _within: Duration) -> bool {
         true
-    }
-}
-
-/// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are
-/// made from an `Endpoint` once the server runs (`postgres::Postgres::new`, `mysql::Mysql::new`).
-/// `timeouts` bound the null target's scripted stalls as they bound a server's.
-pub fn open_embedded(
-    target: &Target,
-    work_dir: &Path,
-    timeouts: Timeouts,
-) -> anyhow::Result<Arc<dyn Dbms>> {
-    match target.engine.as_str() {
-        "sqlite" => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
-        "null" => Ok(Arc::new(
-            null::Null::open(&target.config)?.with_timeouts(timeouts),
-        )),
-        other => anyhow::bail!("{other} is a server engine, not an embedded one"),
     }
 }
 

@@ -23,6 +23,7 @@
 //! * Lock waits that time out (1205) and deadlocks (1213) are transient. MyRocks reports its
 //!   snapshot conflicts as 1213 too ("... (snapshot conflict)"), checked on MariaDB 10.11.
 
+use crate::engines::Engine;
 use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
@@ -38,10 +39,19 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    fn engine(self) -> &'static str {
+    fn engine(self) -> Engine {
         match self {
-            Flavor::MariaDb => "mariadb",
-            Flavor::MySql => "mysql",
+            Flavor::MariaDb => Engine::MariaDb,
+            Flavor::MySql => Engine::MySql,
+        }
+    }
+
+    /// The flavor of a MySQL-family engine; None for another engine.
+    pub fn of(engine: Engine) -> Option<Flavor> {
+        match engine {
+            Engine::MariaDb => Some(Flavor::MariaDb),
+            Engine::MySql => Some(Flavor::MySql),
+            Engine::Sqlite | Engine::Postgres | Engine::Null => None,
         }
     }
 
@@ -414,7 +424,7 @@ fn conn_i64(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<i64>, D
 }
 
 impl Dbms for Mysql {
-    fn engine(&self) -> &'static str {
+    fn engine(&self) -> Engine {
         self.flavor.engine()
     }
 

@@ -5,6 +5,7 @@
 //! Its config is the script, actions joined by '.': `null:sleep-2ms.fail-at-500` sleeps 2 ms per
 //! operation and fails the 500th operation of the target (counted over every connection).
 
+use crate::engines::Engine;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -247,8 +248,8 @@ impl Dialect for NullDialect {
 }
 
 impl Dbms for Null {
-    fn engine(&self) -> &'static str {
-        "null"
+    fn engine(&self) -> Engine {
+        Engine::Null
     }
 
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

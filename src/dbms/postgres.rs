@@ -7,6 +7,7 @@ use super::pg_wire::{PgError, PgWire, Prepared};
 use super::{
     Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, StmtId, Timeouts, KEEP, SKIP,
 };
+use crate::engines::Engine;
 
 /// Errors that are worth counting and going on by default: serialization failure and deadlock
 /// (what pgbench retries), lock not available, and a unique violation (sysbench's PostgreSQL
@@ -223,8 +224,8 @@ impl Postgres {
 }
 
 impl Dbms for Postgres {
-    fn engine(&self) -> &'static str {
-        "postgres"
+    fn engine(&self) -> Engine {
+        Engine::Postgres
     }
 
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

@@ -2,6 +2,7 @@
 //! installed. A config is a named list of pragmas applied to every connection, so WAL+NORMAL can
 //! be compared with DELETE+FULL the way my.cnf variants are compared.
 
+use crate::engines::Engine;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,8 +66,6 @@ pub const CONFIGS: &[Config] = &[
         pragmas: &[("busy_timeout", "10000")],
     },
 ];
-
-pub const DEFAULT_CONFIG: &str = "wal-normal";
 
 /// Pragmas a config may set. SQLite silently ignores unknown pragmas, so a typo would otherwise
 /// benchmark a config nobody asked for.
@@ -289,8 +288,8 @@ fn map_err(e: rusqlite::Error) -> DbError {
 }
 
 impl Dbms for Sqlite {
-    fn engine(&self) -> &'static str {
-        "sqlite"
+    fn engine(&self) -> Engine {
+        Engine::Sqlite
     }
 
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

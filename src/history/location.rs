@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::dbms::{Endpoint, Transport};
+use crate::engines::Engine;
 use crate::error::BadInput;
 
 pub const DEFAULT_FILE: &str = "dbperf-history.sqlite";
@@ -131,7 +132,12 @@ fn finish(
     let user = user
         .filter(|u| !u.is_empty())
         .or_else(|| std::env::var("PGUSER").ok())
-        .unwrap_or_else(|| "postgres".into());
+        .unwrap_or_else(|| {
+            Engine::Postgres
+                .server()
+                .map_or("", |s| s.default_user)
+                .into()
+        });
     Endpoint {
         transport,
         password: password.or_else(|| std::env::var("PGPASSWORD").ok()),

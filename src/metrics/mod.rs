@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::engines::{Engine, Family};
+
 pub use crate::results::hardware::{
     CpuUse, DbmsCounters, DeviceIo, DeviceRole, Hardware, HostRates, IbenchRow, IoRates, PerInsert,
     PerOp, SysbenchRow,
@@ -119,7 +121,7 @@ impl Snapshot {
 /// Differences of two counter snapshots, and the write amplification they imply with the
 /// device's bytes written from `hw`.
 pub fn dbms_counters(
-    engine: &str,
+    engine: Engine,
     start: Result<Vec<(String, f64)>, String>,
     end: Result<Vec<(String, f64)>, String>,
     data_dir: Option<&Path>,
@@ -137,13 +139,13 @@ pub fn dbms_counters(
         .collect();
     // dbgb1 as the original: the DBMS's own size where it is exact (PostgreSQL, SQLite); for
     // the MySQL family the files, `du` of <datadir>/ib (InnoDB) plus <datadir>/.rocksdb (MyRocks).
-    let size = match (engine, data_dir) {
-        ("mariadb" | "mysql", Some(d)) => Some(
+    let size = match (engine.family(), data_dir) {
+        (Family::MySql, Some(d)) => Some(
             (proc::dir_size_on_disk(&d.join("ib")).unwrap_or(0)
                 + proc::dir_size_on_disk(&d.join(".rocksdb")).unwrap_or(0)) as f64,
         ),
-        ("mariadb" | "mysql", None) => None,
-        _ => end.get("database_size_bytes").copied(),
+        (Family::MySql, None) => None,
+        (Family::Postgres | Family::Embedded, _) => end.get("database_size_bytes").copied(),
     };
     if let Some(size) = size {
         hw.ibench_row.dbgb1 = Some(size / 1024.0 / 1024.0 / 1024.0);

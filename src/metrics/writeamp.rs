@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::engines::{Engine, Family};
+
 pub use crate::results::hardware::WriteAmp;
 
 /// Filesystem page: a synced write smaller than this still writes (at least) this much.
@@ -18,24 +20,26 @@ fn get(c: &BTreeMap<String, f64>, k: &str) -> Option<f64> {
 /// `page_size`: the server's page size in bytes, if known: `innodb_page_size` (16 KiB assumed
 /// otherwise), PostgreSQL's `block_size` (8 KiB assumed otherwise).
 pub fn analyse(
-    engine: &str,
+    engine: Engine,
     delta: &BTreeMap<String, f64>,
     device_write_bytes: Option<f64>,
     page_size: Option<f64>,
 ) -> WriteAmp {
     let mut notes = Vec::new();
-    let (log_counter, log_bytes, log_syncs) = match engine {
-        "postgres" => (
+    let family = engine.family();
+    let rocksdb = delta.contains_key("rocksdb_wal_bytes");
+    let (log_counter, log_bytes, log_syncs) = match family {
+        Family::Postgres => (
             Some("pg_stat_wal.wal_bytes (WAL LSN difference where absent)"),
             get(delta, "wal_bytes").or_else(|| get(delta, "wal_lsn_bytes")),
             get(delta, "wal_sync"),
         ),
-        "mariadb" | "mysql" if delta.contains_key("rocksdb_wal_bytes") => (
+        Family::MySql if rocksdb => (
             Some("rocksdb_wal_bytes"),
             get(delta, "rocksdb_wal_bytes"),
             get(delta, "rocksdb_wal_synced"),
         ),
-        "mariadb" | "mysql" => {
+        Family::MySql => {
             if !delta.contains_key("innodb_os_log_fsyncs") {
                 notes.push(
                     "Innodb_os_log_fsyncs does not exist on this server (MariaDB 10.8+ removed \
@@ -49,15 +53,15 @@ pub fn analyse(
                 get(delta, "innodb_os_log_fsyncs"),
             )
         }
-        _ => {
+        Family::Embedded => {
             notes.push(format!(
                 "{engine} reports no log or page write counters: only the device's bytes are known"
             ));
             (None, None, None)
         }
     };
-    let (data_counter, data_bytes) = match engine {
-        "postgres" => {
+    let (data_counter, data_bytes) = match family {
+        Family::Postgres => {
             let pages: f64 = [
                 "buffers_written_checkpoint",
                 "buffers_written_bgwriter",
@@ -78,14 +82,14 @@ pub fn analyse(
                 Some(pages * block),
             )
         }
-        "mariadb" | "mysql" if delta.contains_key("rocksdb_wal_bytes") => (
+        Family::MySql if rocksdb => (
             Some("rocksdb_flush_write_bytes + rocksdb_compact_write_bytes"),
             Some(
                 get(delta, "rocksdb_flush_write_bytes").unwrap_or(0.0)
                     + get(delta, "rocksdb_compact_write_bytes").unwrap_or(0.0),
             ),
         ),
-        "mariadb" | "mysql" => {
+        Family::MySql => {
             let page = page_size.filter(|p| *p > 0.0).unwrap_or_else(|| {
                 notes.push("innodb_page_size unknown: pages counted as 16 KiB".to_string());
                 16384.0
@@ -99,12 +103,12 @@ pub fn analyse(
                 ),
             )
         }
-        _ => (None, None),
+        Family::Embedded => (None, None),
     };
     // The binary log is a second log on MariaDB/MySQL: what the DBMS wrote includes it.
-    let binlog_bytes = match engine {
-        "mariadb" | "mysql" => get(delta, "binlog_bytes_written").filter(|b| *b > 0.0),
-        _ => None,
+    let binlog_bytes = match family {
+        Family::MySql => get(delta, "binlog_bytes_written").filter(|b| *b > 0.0),
+        Family::Postgres | Family::Embedded => None,
     };
     let binlog_syncs = binlog_bytes.and(get(delta, "binlog_group_commits"));
     let binlog_bytes_per_sync = match (binlog_bytes, binlog_syncs) {
@@ -246,7 +250,7 @@ mod tests {
             ("innodb_pages_written", 500.0),
             ("innodb_dblwr_pages_written", 100.0),
         ]);
-        let w = analyse("mysql", &d, Some(24_000_000.0), Some(16384.0));
+        let w = analyse(Engine::MySql, &d, Some(24_000_000.0), Some(16384.0));
         assert_eq!(w.data_bytes, Some(600.0 * 16384.0));
         assert_eq!(w.log_bytes_per_sync, Some(512.0));
         assert_eq!(w.padded_log_bytes, Some(1000.0 * 4096.0));
@@ -258,16 +262,21 @@ mod tests {
 
     #[test]
     fn missing_counters_are_said_not_guessed() {
-        let w = analyse("mariadb", &m(&[("innodb_os_log_written", 1e6)]), None, None);
+        let w = analyse(
+            Engine::MariaDb,
+            &m(&[("innodb_os_log_written", 1e6)]),
+            None,
+            None,
+        );
         assert_eq!(w.log_syncs, None);
         assert_eq!(w.padding_factor, None);
         assert_eq!(w.amplification, None);
         assert!(w.notes.iter().any(|n| n.contains("10.8")));
-        let w = analyse("sqlite", &BTreeMap::new(), Some(1e6), None);
+        let w = analyse(Engine::Sqlite, &BTreeMap::new(), Some(1e6), None);
         assert_eq!(w.amplification, None);
         assert!(w.notes[0].contains("sqlite"));
         let w = analyse(
-            "postgres",
+            Engine::Postgres,
             &m(&[
                 ("wal_bytes", 8192.0 * 10.0),
                 ("wal_sync", 2.0),
@@ -288,12 +297,12 @@ mod tests {
             ("binlog_bytes_written", 3000.0),
             ("binlog_group_commits", 6.0),
         ]);
-        let w = analyse("mariadb", &d, Some(8000.0), Some(16384.0));
+        let w = analyse(Engine::MariaDb, &d, Some(8000.0), Some(16384.0));
         assert_eq!(w.binlog_bytes, Some(3000.0));
         assert_eq!(w.binlog_bytes_per_sync, Some(500.0));
         assert_eq!(w.amplification, Some(2.0), "8000 / (1000 + 3000)");
         let w = analyse(
-            "mysql",
+            Engine::MySql,
             &m(&[
                 ("innodb_os_log_written", 1.0),
                 ("binlog_bytes_written", 5.0),
@@ -303,7 +312,12 @@ mod tests {
         );
         assert_eq!(w.binlog_syncs, None);
         assert!(w.notes.iter().any(|n| n.contains("group commits")));
-        let w = analyse("mariadb", &m(&[("binlog_bytes_written", 0.0)]), None, None);
+        let w = analyse(
+            Engine::MariaDb,
+            &m(&[("binlog_bytes_written", 0.0)]),
+            None,
+            None,
+        );
         assert_eq!(w.binlog_bytes, None, "no binlog");
     }
 
@@ -343,10 +357,10 @@ mod tests {
             ("innodb_pages_written", 10.0),
             ("innodb_dblwr_pages_written", 2.0),
         ]);
-        let w = analyse("mariadb", &d, None, Some(4096.0));
+        let w = analyse(Engine::MariaDb, &d, None, Some(4096.0));
         assert_eq!(w.data_bytes, Some(12.0 * 4096.0));
         assert!(!w.notes.iter().any(|n| n.contains("innodb_page_size")));
-        let w = analyse("mariadb", &d, None, None);
+        let w = analyse(Engine::MariaDb, &d, None, None);
         assert_eq!(w.data_bytes, Some(12.0 * 16384.0));
         assert!(w
             .notes

@@ -15,10 +15,7 @@ const LOGIN: Duration = Duration::from_secs(10);
 
 /// The database a login goes to before the benchmark's exists.
 fn admin_database(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Postgres => "postgres",
-        _ => "mysql",
-    }
+    kind.facts().admin_database
 }
 
 fn timeouts() -> Timeouts {

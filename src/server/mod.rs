@@ -17,12 +17,15 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::dbms::{Endpoint, Transport};
+use crate::engines::{Engine, ServerFacts};
 use crate::safe_fs::{self, Also, Dir};
 use identity::Identity;
 use layout::Layout;
 use process::User;
 use secret::{ClientFiles, Password};
 
+/// The engines dbperf manages as servers: what differs in how each is initialised and started.
+/// The rest of what the crate knows of them (users, ports, signals) is their registry entry's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Postgres,
@@ -31,11 +34,42 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    /// The kind of a server engine; None for an embedded one.
+    pub fn of(engine: Engine) -> Option<Kind> {
+        match engine {
+            Engine::Postgres => Some(Kind::Postgres),
+            Engine::MariaDb => Some(Kind::MariaDb),
+            Engine::MySql => Some(Kind::MySql),
+            Engine::Sqlite | Engine::Null => None,
+        }
+    }
+
+    pub fn engine(self) -> Engine {
         match self {
-            Kind::Postgres => "postgres",
+            Kind::Postgres => Engine::Postgres,
+            Kind::MariaDb => Engine::MariaDb,
+            Kind::MySql => Engine::MySql,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.engine().name()
+    }
+
+    /// The command-line client each build ships, for a person to connect by hand.
+    pub fn client_program(self) -> &'static str {
+        match self {
+            Kind::Postgres => "psql",
             Kind::MariaDb => "mariadb",
             Kind::MySql => "mysql",
+        }
+    }
+
+    /// Its registry entry's server facts (every kind is a server engine: `of`).
+    pub fn facts(self) -> &'static ServerFacts {
+        match self.engine().server() {
+            Some(f) => f,
+            None => unreachable!("Kind::of gives a kind only to server engines"),
         }
     }
 }
@@ -87,11 +121,10 @@ pub struct Running {
     pub client_files: ClientFiles,
 }
 
-/// Database the benchmarks use, as in the original (`ib`).
+/// Database the benchmarks use, as in the original (`ib`). The superuser of an instance is its
+/// registry entry's `admin_user`, with the instance's password (secret.rs), reachable on
+/// loopback and the private socket only.
 pub const DATABASE: &str = "ib";
-/// Superuser dbperf creates in PostgreSQL (MySQL family: root); both with the instance's
-/// password (secret.rs), reachable on loopback and the private socket only.
-pub const PG_USER: &str = "dbperf";
 
 impl Running {
     /// Connection to the benchmark database over TCP (what the original measures) or the socket.
@@ -106,13 +139,9 @@ impl Running {
                 port: self.port,
             }
         };
-        let user = match self.kind {
-            Kind::Postgres => PG_USER,
-            _ => "root",
-        };
         Endpoint {
             transport,
-            user: user.into(),
+            user: self.kind.facts().admin_user.into(),
             password: Some(self.password.as_str().to_string()),
             database: database.into(),
         }
@@ -132,10 +161,7 @@ impl Running {
         if let Some(s) = &self.stopped {
             return s.clone();
         }
-        let sig = match self.kind {
-            Kind::Postgres => libc::SIGINT,
-            _ => libc::SIGTERM,
-        };
+        let sig = self.kind.facts().stop_signal;
         let how = process::stop(&mut self.child, sig, Duration::from_secs(120));
         self.stopped = Some(how.clone());
         if let Some(d) = self.temp_rundir.take() {
@@ -234,14 +260,12 @@ fn run_dir(instance: &Dir, user: Option<&User>) -> anyhow::Result<(PathBuf, bool
     Ok((d, true))
 }
 
-/// The signal the kernel sends a server when dbperf dies: PostgreSQL's immediate shutdown
-/// (SIGQUIT: the postmaster ends every backend, even one in a long statement, and removes its
-/// shared memory); the MySQL family is one process, and its data is of no use any more.
+/// The signal the kernel sends a server when dbperf dies: the engine's stop that does not wait
+/// (PostgreSQL's immediate shutdown: SIGQUIT, the postmaster ends every backend, even one in a
+/// long statement, and removes its shared memory; the MySQL family is one process, and its
+/// data is of no use any more: SIGKILL).
 fn death_signal(kind: Kind) -> i32 {
-    match kind {
-        Kind::Postgres => libc::SIGQUIT,
-        _ => libc::SIGKILL,
-    }
+    kind.facts().kill_signal
 }
 
 impl Plan {
@@ -253,10 +277,11 @@ impl Plan {
         ready_timeout: Duration,
         interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     ) -> anyhow::Result<Plan> {
-        let kind = match t.engine.as_str() {
-            "postgres" => Kind::Postgres,
-            "mysql" => Kind::MySql,
-            _ => Kind::MariaDb,
+        let Some(kind) = Kind::of(t.engine) else {
+            return crate::error::bad_input(format!(
+                "{} is embedded: dbperf starts no server for it",
+                t.engine
+            ));
         };
         let layout = layout::find(kind, t.path.as_deref(), t.rocksdb())?;
         let config_text = match (&t.config_text, configs::builtin(kind, t.rocksdb(), &t.config)) {
@@ -370,11 +395,7 @@ impl Plan {
         };
         let reach = secret::Reach {
             postgres: self.kind == Kind::Postgres,
-            user: if self.kind == Kind::Postgres {
-                PG_USER
-            } else {
-                "root"
-            },
+            user: self.kind.facts().admin_user,
             port,
             socket: &socket,
         };
@@ -483,7 +504,7 @@ impl Plan {
             .arg(datadir)
             .args([
                 "-U",
-                PG_USER,
+                self.kind.facts().admin_user,
                 "--auth=scram-sha-256",
                 "-E",
                 "UTF8",
@@ -667,7 +688,9 @@ impl Plan {
                 );
             }
             let up = match self.kind {
-                Kind::Postgres => crate::dbms::postgres::ping(&r.endpoint(true, "postgres")),
+                Kind::Postgres => {
+                    crate::dbms::postgres::ping(&r.endpoint(true, self.kind.facts().admin_database))
+                }
                 _ => {
                     r.socket.exists() && std::net::TcpStream::connect(("127.0.0.1", r.port)).is_ok()
                 }

@@ -14,6 +14,7 @@
 //! owns or can write to, or reached through such directories or a link of another user's, is
 //! refused (src/safe_fs.rs), and entries are read without following links, 64 KiB at most.
 
+use crate::engines::Engine;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -269,14 +270,12 @@ impl Swept {
     }
 }
 
-/// The signal a leftover gets: what the kernel would have sent it when its dbperf died
-/// (PostgreSQL's immediate shutdown; the MySQL family's data is of no use any more).
+/// The signal a leftover gets: what the kernel would have sent it when its dbperf died (its
+/// engine's stop that does not wait; SIGKILL for an engine the entry names wrongly).
 fn leftover_signal(engine: &str) -> i32 {
-    if engine == "postgres" {
-        libc::SIGQUIT
-    } else {
-        libc::SIGKILL
-    }
+    Engine::parse(engine)
+        .and_then(Engine::server)
+        .map_or(libc::SIGKILL, |f| f.kill_signal)
 }
 
 /// Looks for leftovers in this user's registry: entries of servers that were not handed over,

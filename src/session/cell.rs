@@ -53,14 +53,12 @@ struct Opened {
 /// The target ended before its steps: failed, or interrupted (Ctrl-C while its server was being
 /// made), which a resume runs again like any interrupted cell.
 struct Early {
-    engine: String,
     error: String,
     status: RunStatus,
 }
 
-fn failed(engine: &str, error: String) -> Early {
+fn failed(error: String) -> Early {
     Early {
-        engine: engine.to_string(),
         error,
         status: RunStatus::Failed,
     }
@@ -108,7 +106,7 @@ impl Loop<'_> {
                 if let Some(r) = running.as_mut() {
                     r.stop();
                 }
-                let early = failed(dbms.engine(), format!("{e:#}"));
+                let early = failed(format!("{e:#}"));
                 return self.end_early(cell, &cx, &tdir, early);
             }
         };
@@ -152,7 +150,7 @@ impl Loop<'_> {
         let t = &cell.checked.target;
         if let Err(e) = crate::safe_fs::make_dir_all(cell.work, crate::safe_fs::Also::Nobody) {
             let error = format!("cannot create {}: {e:#}", cell.work.display());
-            return Err(failed(&t.engine, error));
+            return Err(failed(error));
         }
         match &cell.checked.access {
             Access::Embedded => match dbms::open_embedded(t, cell.work, self.req.timeouts()) {
@@ -161,7 +159,7 @@ impl Loop<'_> {
                     record: None,
                     running: None,
                 }),
-                Err(e) => Err(failed(&t.engine, format!("{e:#}"))),
+                Err(e) => Err(failed(format!("{e:#}"))),
             },
             Access::External(d) => Ok(Opened {
                 dbms: d.clone(),
@@ -181,10 +179,9 @@ impl Loop<'_> {
         cell: &Cell,
         plan: &crate::server::Plan,
     ) -> Result<Opened, Early> {
-        let engine = plan.kind.name();
         let instance = cell.work.join("server");
         if let Err(e) = crate::server::clear_previous(&instance) {
-            return Err(failed(engine, format!("{e:#}")));
+            return Err(failed(format!("{e:#}")));
         }
         let started = target::start_server(
             plan,
@@ -216,12 +213,11 @@ impl Loop<'_> {
                     || self.req.interrupt.load(Ordering::SeqCst) =>
             {
                 Err(Early {
-                    engine: engine.to_string(),
                     error: format!("server start-up interrupted: {e:#}"),
                     status: RunStatus::Interrupted,
                 })
             }
-            Err(e) => Err(failed(engine, format!("server did not start: {e:#}"))),
+            Err(e) => Err(failed(format!("server did not start: {e:#}"))),
         }
     }
 
@@ -238,7 +234,7 @@ impl Loop<'_> {
             .note(&t.name, &Note::TargetFailed(early.error.clone()));
         let host = crate::host::fingerprint(&Default::default(), &[cell.work.to_path_buf()]);
         let host = serde_json::to_value(host).unwrap_or_default();
-        if let Ok(mut run) = target::new_run_file(t, &early.engine, cx, host) {
+        if let Ok(mut run) = target::new_run_file(t, cx, host) {
             run.status = early.status;
             run.error = Some(early.error.clone());
             run.ended_at = Some(now_rfc3339());

@@ -23,7 +23,7 @@ pub fn of(target: &Target, suite: &dyn Suite) -> anyhow::Result<BTreeMap<String,
     );
     flatten(&suite.parameters()?, suite.name().to_string(), &mut out);
     let t = |k: &str| format!("target.{k}");
-    out.insert(t("engine"), target.engine.clone());
+    out.insert(t("engine"), target.engine.name().to_string());
     out.insert(t("config"), target.config.clone());
     let optional = [
         ("storage", target.storage.clone()),

@@ -10,6 +10,7 @@ use super::ibench::{cleanup_record, op_stats, status_of};
 use super::measure::{Measured, StepSetup, Ticker};
 use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
 use crate::dbms::Dbms;
+use crate::engines::Engine;
 use crate::metrics;
 use crate::results::{
     Headline, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep, SCHEMA,
@@ -51,7 +52,7 @@ impl Suite for SysbenchSuite {
     }
 
     fn refuses(&self, targets: &[crate::spec::target::Target]) -> Option<String> {
-        let t = targets.iter().find(|t| t.engine == "sqlite")?;
+        let t = targets.iter().find(|t| t.engine == Engine::Sqlite)?;
         (self.params.usepk == 0).then(|| {
             format!(
                 "--usepk 0 needs a server target: SQLite assigns ids only to an INTEGER PRIMARY \

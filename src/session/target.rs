@@ -48,7 +48,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
     let mut user = None;
     for t in targets {
         if let Some(ext) = &t.external {
-            let dbms = external_dbms(t, &ext.endpoint, cx.timeouts.clone());
+            let dbms = external_dbms(t, &ext.endpoint, cx.timeouts.clone())?;
             // Fail now, with one sentence, if the server cannot be reached (bad input) or
             // misbehaves (a failure of the server, exit 1), as the error's kind says.
             dbms.connect().map_err(|e| {
@@ -112,33 +112,17 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
     Ok(out)
 }
 
-fn mysql_kind(t: &Target) -> (dbms::mysql::Flavor, dbms::mysql::Storage) {
-    use dbms::mysql::{Flavor, Storage};
-    let flavor = if t.engine == "mysql" {
-        Flavor::MySql
-    } else {
-        Flavor::MariaDb
-    };
-    let storage = if t.rocksdb() {
-        Storage::RocksDb
-    } else {
-        Storage::InnoDb
-    };
-    (flavor, storage)
-}
-
 /// The adapter for a server dbperf does not manage (its config file is unknown to dbperf; the
 /// effective settings are still read from the server).
-fn external_dbms(t: &Target, ep: &Endpoint, timeouts: Timeouts) -> Arc<dyn Dbms> {
-    if t.engine == "postgres" {
-        Arc::new(dbms::postgres::Postgres::new(ep.clone(), &t.config, "").with_timeouts(timeouts))
-    } else {
-        let (flavor, storage) = mysql_kind(t);
-        Arc::new(
-            dbms::mysql::Mysql::new(ep.clone(), flavor, storage, &t.config, "")
-                .with_timeouts(timeouts),
-        )
+fn external_dbms(t: &Target, ep: &Endpoint, timeouts: Timeouts) -> anyhow::Result<Arc<dyn Dbms>> {
+    dbms::ServerAdapter {
+        engine: t.engine,
+        rocksdb: t.rocksdb(),
+        config_name: &t.config,
+        config_text: "",
+        timeouts,
     }
+    .open(ep)
 }
 
 /// A managed server that is up, with the benchmark database created and the adapter open.
@@ -168,53 +152,16 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
     let running = plan.start(dir)?;
     let start_s = started.elapsed().as_secs_f64();
     let ep = running.endpoint(socket, server::DATABASE);
-    let dbms: Arc<dyn Dbms> = match plan.kind {
-        server::Kind::Postgres => {
-            dbms::postgres::ensure_database(
-                &running.endpoint(socket, "postgres"),
-                server::DATABASE,
-            )
-            .map_err(|e| anyhow::anyhow!("creating database {}: {e}", server::DATABASE))?;
-            Arc::new(
-                dbms::postgres::Postgres::new(ep.clone(), &plan.config_name, &plan.config_text)
-                    .with_timeouts(timeouts),
-            )
-        }
-        kind => {
-            use dbms::mysql::{Flavor, Mysql, Storage};
-            let flavor = if kind == server::Kind::MySql {
-                Flavor::MySql
-            } else {
-                Flavor::MariaDb
-            };
-            let storage = if plan.rocksdb {
-                Storage::RocksDb
-            } else {
-                Storage::InnoDb
-            };
-            let admin = Mysql::new(running.endpoint(socket, "mysql"), flavor, storage, "", "")
-                .with_timeouts(timeouts.clone());
-            admin
-                .connect()
-                .and_then(|mut c| {
-                    Ok(c.execute_batch(&format!(
-                        "CREATE DATABASE IF NOT EXISTS {}",
-                        server::DATABASE
-                    ))?)
-                })
-                .map_err(|e| anyhow::anyhow!("creating database {}: {e:#}", server::DATABASE))?;
-            Arc::new(
-                Mysql::new(
-                    ep.clone(),
-                    flavor,
-                    storage,
-                    &plan.config_name,
-                    &plan.config_text,
-                )
-                .with_timeouts(timeouts),
-            )
-        }
+    let adapter = dbms::ServerAdapter {
+        engine: plan.kind.engine(),
+        rocksdb: plan.rocksdb,
+        config_name: &plan.config_name,
+        config_text: &plan.config_text,
+        timeouts,
     };
+    let admin = running.endpoint(socket, plan.kind.facts().admin_database);
+    adapter.create_database(&admin, server::DATABASE)?;
+    let dbms = adapter.open(&ep)?;
     events.note(
         target,
         &Note::ServerStarted {
@@ -266,7 +213,6 @@ pub struct RunFileCx<'a> {
 
 pub fn new_run_file(
     target: &Target,
-    engine: &str,
     cx: &RunFileCx,
     host: serde_json::Value,
 ) -> anyhow::Result<RunFile> {
@@ -280,7 +226,7 @@ pub fn new_run_file(
         command_line: cx.command_line.to_vec(),
         target: TargetInfo {
             name: target.name.clone(),
-            engine: engine.into(),
+            engine: target.engine.name().into(),
             version: "unknown (not started)".into(),
             config_name: target.config.clone(),
             config_text: String::new(),
@@ -323,7 +269,7 @@ pub fn begin(
     let monitor = Monitor::start(Default::default(), data_dirs, calibrate);
     events.note(&target.name, &Note::Host(monitor.summary()));
     let host = serde_json::to_value(monitor.fingerprint())?;
-    let mut run = new_run_file(target, dbms.engine(), cx, host)?;
+    let mut run = new_run_file(target, cx, host)?;
     run.target.version = dbms.version()?;
     run.target.config_name = dbms.config_name().into();
     run.target.config_text = dbms.config_text()?;

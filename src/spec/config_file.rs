@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::target::{self, External, Target};
 use crate::dbms::{Endpoint, Transport};
+use crate::engines::Engine;
 use crate::error::bad_input;
 
 #[derive(Debug, Default, Deserialize)]
@@ -29,7 +30,7 @@ pub struct ConfigFile {
 #[serde(deny_unknown_fields)]
 pub struct NamedConfig {
     /// sqlite, postgres, mariadb or mysql.
-    pub engine: String,
+    pub engine: Engine,
     /// The config text itself...
     pub text: Option<String>,
     /// ... or a file holding it.
@@ -138,39 +139,40 @@ fn without_quoted_values(msg: &str) -> String {
 /// differs from InnoDB's), as a `[config.*]` text would hold it.
 fn builtin_text(t: &Target, name: &str) -> Option<String> {
     use crate::server::{configs, Kind};
-    let kind = match t.engine.as_str() {
-        "sqlite" => {
-            let c = crate::dbms::sqlite::CONFIGS
-                .iter()
-                .find(|c| c.name == name)?;
-            return Some(
+    match Kind::of(t.engine) {
+        Some(kind) => configs::builtin(kind, t.rocksdb(), name),
+        None => {
+            let c = embedded_configs(t.engine).iter().find(|c| c.name == name)?;
+            Some(
                 c.pragmas
                     .iter()
                     .map(|(k, v)| format!("{k} = {v}\n"))
                     .collect(),
-            );
+            )
         }
-        "postgres" => Kind::Postgres,
-        "mysql" => Kind::MySql,
-        _ => Kind::MariaDb,
-    };
-    configs::builtin(kind, t.rocksdb(), name)
+    }
 }
 
-fn builtin_names(engine: &str) -> Vec<&'static str> {
+/// The built-in configs of an embedded engine (the null target's are scripts, not configs).
+fn embedded_configs(engine: Engine) -> &'static [crate::dbms::sqlite::Config] {
     match engine {
-        "sqlite" => crate::dbms::sqlite::CONFIGS
-            .iter()
-            .map(|c| c.name)
-            .collect(),
-        _ => vec!["default"],
+        Engine::Sqlite => crate::dbms::sqlite::CONFIGS,
+        Engine::Postgres | Engine::MariaDb | Engine::MySql | Engine::Null => &[],
+    }
+}
+
+fn builtin_names(engine: Engine) -> Vec<&'static str> {
+    if engine.is_server() {
+        vec!["default"]
+    } else {
+        embedded_configs(engine).iter().map(|c| c.name).collect()
     }
 }
 
 /// initdb options dbperf sets itself (data directory, superuser, authentication, encoding) may
 /// not be overridden: the server would not be the one dbperf connects to.
-fn check_initdb(config: &str, engine: &str, opts: &[String]) -> anyhow::Result<()> {
-    if engine != "postgres" {
+fn check_initdb(config: &str, engine: Engine, opts: &[String]) -> anyhow::Result<()> {
+    if crate::server::Kind::of(engine) != Some(crate::server::Kind::Postgres) {
         return bad_input(format!(
             "config '{config}': initdb options are for postgres configs, this one is for {engine}"
         ));
@@ -260,7 +262,7 @@ impl ConfigFile {
             let (text, initdb) = self.extended(&t.config, c, &t, &mut Vec::new())?;
             t.config_text = Some(text);
             if let Some(opts) = initdb {
-                check_initdb(&t.config, &c.engine, &opts)?;
+                check_initdb(&t.config, c.engine, &opts)?;
                 t.initdb = Some(opts);
             }
         }
@@ -311,7 +313,7 @@ impl ConfigFile {
                     return bad_input(format!(
                         "config '{name}' extends '{base}', which is neither a [config.{base}] of this file nor a built-in {} config ({})",
                         c.engine,
-                        builtin_names(&c.engine).join(", ")
+                        builtin_names(c.engine).join(", ")
                     ))
                 }
             },
@@ -407,17 +409,16 @@ impl ConfigFile {
             if d.bin.is_some() || d.version.is_some() {
                 return bad_input(format!("target {name}: give bin (dbperf starts the server) or host/socket (it does not), not both"));
             }
-            if t.engine == "sqlite" {
+            let Some(server) = t.engine.server() else {
                 return bad_input(format!(
-                    "target {name}: sqlite is embedded; it has no host or socket"
+                    "target {name}: {} is embedded; it has no host or socket",
+                    t.engine
                 ));
-            }
+            };
             let transport = match (&d.host, &d.socket) {
                 (Some(h), None) => Transport::Tcp {
                     host: h.clone(),
-                    port: d
-                        .port
-                        .unwrap_or(if t.engine == "postgres" { 5432 } else { 3306 }),
+                    port: d.port.unwrap_or(server.default_port),
                 },
                 (None, Some(s)) => Transport::Socket { path: s.clone() },
                 _ => return bad_input(format!("target {name}: give host or socket, not both")),
@@ -433,15 +434,10 @@ impl ConfigFile {
                 },
                 None => None,
             };
-            let default_user = if t.engine == "postgres" {
-                "postgres"
-            } else {
-                "root"
-            };
             t.external = Some(External {
                 endpoint: Endpoint {
                     transport,
-                    user: d.user.clone().unwrap_or_else(|| default_user.into()),
+                    user: d.user.clone().unwrap_or_else(|| server.default_user.into()),
                     password,
                     database: d
                         .database

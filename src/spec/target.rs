@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
+use crate::engines::{Engine, Family};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// How reports and result directories name it: `<engine>[+storage].<config>`.
     pub name: String,
-    pub engine: String,
+    pub engine: Engine,
     pub storage: Option<String>,
     pub path: Option<PathBuf>,
     /// A version from dbperf's build cache (`postgres@16.4`, `postgres@17-debian`); resolved
@@ -34,17 +35,14 @@ pub struct External {
     pub endpoint: crate::dbms::Endpoint,
 }
 
-const ENGINES: &[&str] = &["sqlite", "postgres", "mariadb", "mysql"];
-/// The hidden test target (src/dbms/null.rs): not listed, never a benchmark result.
-const NULL: &str = "null";
-
 impl Target {
     pub fn is_server(&self) -> bool {
-        !matches!(self.engine.as_str(), "sqlite" | NULL)
+        self.engine.is_server()
     }
 
+    /// MyRocks: the MySQL family's second storage engine.
     pub fn rocksdb(&self) -> bool {
-        self.storage.as_deref() == Some("rocksdb")
+        self.engine.family() == Family::MySql && self.storage.as_deref() == Some("rocksdb")
     }
 }
 
@@ -92,44 +90,23 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         Some(_) => return bad_input(format!("target '{s}' has an empty path after '@'")),
         None => (rest, None, None),
     };
-    let (engine, storage) = match rest.split_once('+') {
-        Some((e, st)) => (e.to_string(), Some(st.to_string())),
-        None => (rest.to_string(), None),
+    let (name, storage) = match rest.split_once('+') {
+        Some((e, st)) => (e, Some(st.to_string())),
+        None => (rest, None),
     };
-    if !ENGINES.contains(&engine.as_str()) && engine != NULL {
+    let Some(engine) = Engine::parse(name) else {
         return bad_input(format!(
-            "unknown target engine '{engine}' in '{s}'; engines are: {}",
-            ENGINES.join(", ")
+            "unknown target engine '{name}' in '{s}'; engines are: {}",
+            Engine::listed_names(|_| true)
         ));
-    }
-    match (engine.as_str(), storage.as_deref()) {
-        ("sqlite", Some(_)) => {
-            return bad_input(format!(
-                "target '{s}': sqlite has no storage engines (drop '+...')"
-            ))
-        }
-        ("postgres", Some(_)) => {
-            return bad_input(format!(
-                "target '{s}': postgres has no storage engines (drop '+...')"
-            ))
-        }
-        ("mariadb" | "mysql", Some(st)) if st != "innodb" && st != "rocksdb" => {
-            return bad_input(format!(
-                "target '{s}': storage engine '{st}' is not supported; use +innodb or +rocksdb"
-            ))
-        }
-        _ => {}
-    }
-    if engine == NULL && (path.is_some() || version.is_some() || storage.is_some()) {
-        return bad_input(format!("target '{s}': null takes only a script after ':'"));
-    }
-    if engine == "sqlite" && (path.is_some() || version.is_some()) {
-        return bad_input(format!(
-            "target '{s}': sqlite is embedded (bundled {}), it takes no binary path",
-            rusqlite::version()
-        ));
-    }
-    if !settings.is_empty() && engine != "sqlite" {
+    };
+    check_parts(
+        s,
+        engine,
+        storage.as_deref(),
+        path.is_some() || version.is_some(),
+    )?;
+    if !settings.is_empty() && !engine.entry().pragmas {
         return bad_input(format!(
             "--pragma applies to sqlite targets only, not '{s}'"
         ));
@@ -144,17 +121,10 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
             ));
         }
     }
-    let config = config.unwrap_or_else(|| {
-        if engine == "sqlite" {
-            crate::dbms::sqlite::DEFAULT_CONFIG.to_string()
-        } else if engine == NULL {
-            "instant".to_string()
-        } else {
-            "default".to_string()
-        }
-    });
-    let mut name = engine.clone();
-    if let Some(st) = storage.as_deref().filter(|st| *st != "innodb") {
+    let config = config.unwrap_or_else(|| engine.entry().default_config.to_string());
+    let mut name = engine.name().to_string();
+    let default_storage = engine.entry().storages.first().copied();
+    if let Some(st) = storage.as_deref().filter(|st| Some(*st) != default_storage) {
         name.push('+');
         name.push_str(st);
     }
@@ -186,6 +156,43 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     })
 }
 
+/// Whether the engine takes the storage engine and binaries the target names.
+fn check_parts(
+    s: &str,
+    engine: Engine,
+    storage: Option<&str>,
+    binaries: bool,
+) -> anyhow::Result<()> {
+    if !engine.entry().listed && (binaries || storage.is_some()) {
+        return bad_input(format!(
+            "target '{s}': {engine} takes only a script after ':'"
+        ));
+    }
+    let storages = engine.entry().storages;
+    match storage {
+        Some(_) if storages.is_empty() => {
+            return bad_input(format!(
+                "target '{s}': {engine} has no storage engines (drop '+...')"
+            ))
+        }
+        Some(st) if !storages.contains(&st) => {
+            let offered: Vec<String> = storages.iter().map(|x| format!("+{x}")).collect();
+            return bad_input(format!(
+                "target '{s}': storage engine '{st}' is not supported; use {}",
+                offered.join(" or ")
+            ));
+        }
+        _ => {}
+    }
+    if binaries && !engine.is_server() {
+        return bad_input(format!(
+            "target '{s}': {engine} is embedded (bundled {}), it takes no binary path",
+            rusqlite::version()
+        ));
+    }
+    Ok(())
+}
+
 /// Parses `KEY=VALUE`.
 pub fn parse_setting(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -197,6 +204,42 @@ pub fn parse_setting(s: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_engines_default_config_is_one_it_has() {
+        for e in Engine::listed().chain([Engine::Null]) {
+            let t = parse(e.name(), &[]).unwrap();
+            assert_eq!(t.engine, e);
+            assert_eq!(t.config, e.entry().default_config);
+        }
+        let sqlite = Engine::Sqlite.entry().default_config;
+        assert!(crate::dbms::sqlite::CONFIGS
+            .iter()
+            .any(|c| c.name == sqlite));
+    }
+
+    #[test]
+    fn storage_engines_come_from_the_registry() {
+        assert_eq!(
+            parse("mariadb+innodb", &[]).unwrap().name,
+            "mariadb.default"
+        );
+        assert_eq!(
+            parse("mysql+rocksdb", &[]).unwrap().name,
+            "mysql+rocksdb.default"
+        );
+        let e = parse("mariadb+aria", &[]).unwrap_err().to_string();
+        assert!(e.contains("use +innodb or +rocksdb"), "{e}");
+        let e = parse("postgres+zheap", &[]).unwrap_err().to_string();
+        assert!(e.contains("postgres has no storage engines"), "{e}");
+        let e = parse("null+x", &[]).unwrap_err().to_string();
+        assert!(e.contains("null takes only a script"), "{e}");
+        let e = parse("oracle", &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("engines are: sqlite, postgres, mariadb, mysql"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn plain_and_configured_sqlite() {

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::dbms::{Dbms, DeleteForm, Fault, IndexDef};
+use crate::engines::{Engine, Family};
 use crate::error::bad_input;
 use crate::runner::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
 use roles::{
@@ -64,8 +65,8 @@ pub enum StatementForms {
 
 impl StatementForms {
     /// Whether the queries of a step are prepared on this engine.
-    pub fn prepares_queries(self, engine: &str) -> bool {
-        self == StatementForms::Prepared || !matches!(engine, "mariadb" | "mysql")
+    pub fn prepares_queries(self, engine: Engine) -> bool {
+        self == StatementForms::Prepared || engine.family() != Family::MySql
     }
 
     pub fn prepares_writes(self) -> bool {

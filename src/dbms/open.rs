@@ -1,0 +1,95 @@
+//! Which adapter an engine gets: the one place that turns an `Engine` into a `Dbms`, so a
+//! session, `dbperf server start` and a server dbperf does not manage all open it alike.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::mysql::{Flavor, Mysql, Storage};
+use super::postgres::Postgres;
+use super::{null, sqlite, Dbms, Endpoint, Timeouts};
+use crate::engines::Engine;
+use crate::spec::target::Target;
+
+/// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are
+/// made from an `Endpoint` once the server runs (`ServerAdapter`). `timeouts` bound the null
+/// target's scripted stalls as they bound a server's.
+pub fn open_embedded(
+    target: &Target,
+    work_dir: &Path,
+    timeouts: Timeouts,
+) -> anyhow::Result<Arc<dyn Dbms>> {
+    match target.engine {
+        Engine::Sqlite => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
+        Engine::Null => Ok(Arc::new(
+            null::Null::open(&target.config)?.with_timeouts(timeouts),
+        )),
+        other @ (Engine::Postgres | Engine::MariaDb | Engine::MySql) => {
+            anyhow::bail!("{other} is a server engine, not an embedded one")
+        }
+    }
+}
+
+/// What a server engine's adapter is made of, besides where the server listens.
+pub struct ServerAdapter<'a> {
+    pub engine: Engine,
+    /// MyRocks rather than InnoDB (the MySQL family).
+    pub rocksdb: bool,
+    pub config_name: &'a str,
+    /// The config text the server was started with; empty for a server dbperf does not manage
+    /// (its effective settings are still read from the server).
+    pub config_text: &'a str,
+    pub timeouts: Timeouts,
+}
+
+impl ServerAdapter<'_> {
+    /// The adapter of the server at `ep`.
+    pub fn open(&self, ep: &Endpoint) -> anyhow::Result<Arc<dyn Dbms>> {
+        let (name, text, t) = (self.config_name, self.config_text, self.timeouts.clone());
+        match self.engine {
+            Engine::Postgres => Ok(Arc::new(
+                Postgres::new(ep.clone(), name, text).with_timeouts(t),
+            )),
+            Engine::MariaDb | Engine::MySql => Ok(Arc::new(
+                Mysql::new(ep.clone(), self.flavor()?, self.storage(), name, text).with_timeouts(t),
+            )),
+            other @ (Engine::Sqlite | Engine::Null) => {
+                anyhow::bail!("{other} is embedded, not a server engine")
+            }
+        }
+    }
+
+    /// Creates database `name` unless it exists, logged in at `admin` (the engine's
+    /// `admin_database`, which always exists).
+    pub fn create_database(&self, admin: &Endpoint, name: &str) -> anyhow::Result<()> {
+        let made = match self.engine {
+            Engine::Postgres => {
+                super::postgres::ensure_database(admin, name).map_err(anyhow::Error::from)
+            }
+            Engine::MariaDb | Engine::MySql => {
+                Mysql::new(admin.clone(), self.flavor()?, self.storage(), "", "")
+                    .with_timeouts(self.timeouts.clone())
+                    .connect()
+                    .and_then(|mut c| {
+                        Ok(c.execute_batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))?)
+                    })
+            }
+            other @ (Engine::Sqlite | Engine::Null) => {
+                anyhow::bail!("{other} is embedded, not a server engine")
+            }
+        };
+        made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
+    }
+
+    fn flavor(&self) -> anyhow::Result<Flavor> {
+        Flavor::of(self.engine)
+            .ok_or_else(|| anyhow::anyhow!("{} is not of the MySQL family", self.engine))
+    }
+
+    fn storage(&self) -> Storage {
+        if self.rocksdb {
+            Storage::RocksDb
+        } else {
+            Storage::InnoDb
+        }
+    }
+}

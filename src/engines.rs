@@ -1,0 +1,300 @@
+//! The engines dbperf benchmarks, with one registry entry each. What the rest of the crate
+//! knows about an engine (its name, whether dbperf starts it as a server, its storage engines,
+//! the port and user of a server it does not manage, how a managed one is stopped, where its
+//! builds come from) is read from its entry or decided by a `match` on `Engine`, never by
+//! comparing names: a new engine then fails to compile wherever it needs a decision, instead of
+//! silently taking another engine's branch.
+//!
+//! Adding an engine is its adapter (src/dbms/, and src/server/ if dbperf starts it) plus one
+//! entry in `REGISTRY`. This room imports nothing of the crate, so every room may use it.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+    MariaDb,
+    MySql,
+    /// The hidden run-loop test target (src/dbms/null.rs): never listed, never a benchmark
+    /// result.
+    Null,
+}
+
+/// The protocol and SQL an engine speaks: what server management, counters and write
+/// amplification differ by. MariaDB and MySQL share one adapter and differ in a few places,
+/// which match on `Engine` itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Runs inside dbperf's process (SQLite, the null target).
+    Embedded,
+    Postgres,
+    MySql,
+}
+
+/// Where `dbperf fetch` gets builds without compiling (docs/fetch.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildSource {
+    /// The embedded-postgres binaries on npm.
+    Npm,
+    /// Debian's packages, through a private apt configuration.
+    Debian,
+}
+
+impl BuildSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            BuildSource::Npm => "npm",
+            BuildSource::Debian => "debian",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BuildSource> {
+        [BuildSource::Npm, BuildSource::Debian]
+            .into_iter()
+            .find(|b| b.name() == s)
+    }
+}
+
+/// What a server engine needs beyond its adapter.
+#[derive(Debug)]
+pub struct ServerFacts {
+    /// The TCP port of a server dbperf does not manage, when the target gives none.
+    pub default_port: u16,
+    /// The login to a server dbperf does not manage, when the target gives none.
+    pub default_user: &'static str,
+    /// The superuser dbperf creates in (or is given by) an instance it manages.
+    pub admin_user: &'static str,
+    /// The database a login goes to before the benchmark's exists.
+    pub admin_database: &'static str,
+    /// A graceful stop (PostgreSQL's fast shutdown, mysqld's shutdown).
+    pub stop_signal: i32,
+    /// A stop that must not wait: PostgreSQL's immediate shutdown (SIGQUIT lets the postmaster
+    /// stop its children; SIGKILL would leave them), mysqld has none but SIGKILL.
+    pub kill_signal: i32,
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub engine: Engine,
+    /// How targets, result files and reports name it.
+    pub name: &'static str,
+    pub family: Family,
+    /// Offered to users (in messages listing the engines).
+    pub listed: bool,
+    /// Its storage engines (`mariadb+rocksdb`); the first is the default, which a target's
+    /// name leaves out. Empty: the engine has none.
+    pub storages: &'static [&'static str],
+    /// The config a target without `:CONFIG` uses.
+    pub default_config: &'static str,
+    /// Whether `--pragma KEY=VALUE` settings apply (SQLite's pragmas).
+    pub pragmas: bool,
+    /// Set for an engine dbperf runs as a server; None for an embedded one.
+    pub server: Option<ServerFacts>,
+    /// Where its builds can be fetched; the first is the default source.
+    pub builds: &'static [BuildSource],
+}
+
+/// One entry per engine; `Engine::entry` finds an engine's.
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        engine: Engine::Sqlite,
+        name: "sqlite",
+        family: Family::Embedded,
+        listed: true,
+        storages: &[],
+        default_config: "wal-normal",
+        pragmas: true,
+        server: None,
+        builds: &[],
+    },
+    Entry {
+        engine: Engine::Postgres,
+        name: "postgres",
+        family: Family::Postgres,
+        listed: true,
+        storages: &[],
+        default_config: "default",
+        pragmas: false,
+        server: Some(ServerFacts {
+            default_port: 5432,
+            default_user: "postgres",
+            admin_user: "dbperf",
+            admin_database: "postgres",
+            stop_signal: libc::SIGINT,
+            kill_signal: libc::SIGQUIT,
+        }),
+        builds: &[BuildSource::Npm, BuildSource::Debian],
+    },
+    Entry {
+        engine: Engine::MariaDb,
+        name: "mariadb",
+        family: Family::MySql,
+        listed: true,
+        storages: &["innodb", "rocksdb"],
+        default_config: "default",
+        pragmas: false,
+        server: Some(MYSQL_SERVER),
+        builds: &[BuildSource::Debian],
+    },
+    Entry {
+        engine: Engine::MySql,
+        name: "mysql",
+        family: Family::MySql,
+        listed: true,
+        storages: &["innodb", "rocksdb"],
+        default_config: "default",
+        pragmas: false,
+        server: Some(MYSQL_SERVER),
+        builds: &[],
+    },
+    Entry {
+        engine: Engine::Null,
+        name: "null",
+        family: Family::Embedded,
+        listed: false,
+        storages: &[],
+        default_config: "instant",
+        pragmas: false,
+        server: None,
+        builds: &[],
+    },
+];
+
+const MYSQL_SERVER: ServerFacts = ServerFacts {
+    default_port: 3306,
+    default_user: "root",
+    admin_user: "root",
+    admin_database: "mysql",
+    stop_signal: libc::SIGTERM,
+    kill_signal: libc::SIGKILL,
+};
+
+impl Engine {
+    /// The target of a run that names none: embedded, so it needs nothing installed.
+    pub const DEFAULT: Engine = Engine::Sqlite;
+
+    pub fn entry(self) -> &'static Entry {
+        REGISTRY
+            .iter()
+            .find(|e| e.engine == self)
+            .expect("every engine has a registry entry (tested)")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
+
+    pub fn family(self) -> Family {
+        self.entry().family
+    }
+
+    /// The engine a target or a result file names; None for a name no entry has.
+    pub fn parse(name: &str) -> Option<Engine> {
+        REGISTRY.iter().find(|e| e.name == name).map(|e| e.engine)
+    }
+
+    /// Whether dbperf runs it as a server (managed or not) rather than in its own process.
+    pub fn is_server(self) -> bool {
+        self.entry().server.is_some()
+    }
+
+    /// The server facts of a server engine; None for an embedded one.
+    pub fn server(self) -> Option<&'static ServerFacts> {
+        self.entry().server.as_ref()
+    }
+
+    /// The engines offered to users, in the registry's order.
+    pub fn listed() -> impl Iterator<Item = Engine> {
+        REGISTRY.iter().filter(|e| e.listed).map(|e| e.engine)
+    }
+
+    /// The listed engines' names joined by ", ", for a message that offers them.
+    pub fn listed_names(filter: impl Fn(&Entry) -> bool) -> String {
+        REGISTRY
+            .iter()
+            .filter(|e| e.listed && filter(e))
+            .map(|e| e.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Result files and dbperf.toml name an engine by its name.
+impl serde::Serialize for Engine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Engine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Engine, D::Error> {
+        let name = String::deserialize(d)?;
+        Engine::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown engine '{name}'; engines are: {}",
+                Engine::listed_names(|_| true)
+            ))
+        })
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Engine; 5] = [
+        Engine::Sqlite,
+        Engine::Postgres,
+        Engine::MariaDb,
+        Engine::MySql,
+        Engine::Null,
+    ];
+
+    #[test]
+    fn every_engine_has_exactly_one_entry_and_its_name_reads_back() {
+        for e in ALL {
+            assert_eq!(
+                REGISTRY.iter().filter(|x| x.engine == e).count(),
+                1,
+                "{e:?}"
+            );
+            assert_eq!(Engine::parse(e.name()), Some(e));
+        }
+        assert_eq!(REGISTRY.len(), ALL.len());
+        assert_eq!(Engine::parse("oracle"), None);
+        assert_eq!(Engine::parse("Postgres"), None);
+    }
+
+    #[test]
+    fn the_hidden_target_is_not_offered_and_servers_have_their_facts() {
+        assert!(!Engine::listed().any(|e| e == Engine::Null));
+        assert_eq!(
+            Engine::listed_names(|_| true),
+            "sqlite, postgres, mariadb, mysql"
+        );
+        assert_eq!(
+            Engine::listed_names(|e| !e.builds.is_empty()),
+            "postgres, mariadb"
+        );
+        for e in ALL {
+            assert_eq!(e.is_server(), e.family() != Family::Embedded, "{e}");
+        }
+        assert_eq!(Engine::Postgres.server().unwrap().default_port, 5432);
+        assert_eq!(Engine::MySql.server().unwrap().default_port, 3306);
+    }
+
+    #[test]
+    fn build_sources_read_back() {
+        for b in [BuildSource::Npm, BuildSource::Debian] {
+            assert_eq!(BuildSource::parse(b.name()), Some(b));
+        }
+        assert_eq!(BuildSource::parse("apt"), None);
+    }
+}
