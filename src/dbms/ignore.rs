@@ -136,14 +136,15 @@ impl Dbms for Classified {
     fn dialect(&self) -> &dyn Dialect {
         self.inner.dialect()
     }
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         tables: &[String],
         deadline: Instant,
         done: &mut Vec<String>,
         restore: &mut Vec<String>,
     ) -> Result<(), DbError> {
-        self.inner.ibench_cleanup(tables, deadline, done, restore)
+        self.inner
+            .maintain_after_load(tables, deadline, done, restore)
     }
     fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
         self.inner.counters()

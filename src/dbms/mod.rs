@@ -275,96 +275,34 @@ pub trait Conn {
     fn set_budget(&mut self, _budget: Budget) {}
 }
 
-/// The Insert Benchmark's two delete statements (spec §1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeleteForm {
-    /// Since 2024-04: delete the `n` lowest PKs at or above the estimated minimum.
-    /// Parameters: (min, n).
-    Current,
-    /// Before 2024-04: delete the PK range [min, min + n); fewer rows when PKs have gaps.
-    /// Parameters: (min, min + n).
-    Old,
+/// Which SQL an adapter speaks. Each suite writes its statements for every dialect itself
+/// (src/workload/*/sql.rs), as sysbench's Lua does for each driver, so a new suite touches no
+/// adapter, and a new dialect fails to compile where a suite has no statements for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlDialect {
+    Postgres,
+    /// MySQL and MariaDB, with the storage engine a table is created with.
+    MySql(mysql::Storage),
+    Sqlite,
+    /// The null target's: statements it reads as its script's cues.
+    Null,
 }
 
-/// A secondary index: name suffix and columns in order.
-pub struct IndexDef {
-    pub suffix: &'static str,
-    pub columns: &'static [&'static str],
-}
-
+/// What a suite needs of an engine's SQL besides its own statements: the dialect, how
+/// parameters are written, how text literals escape, and the catalog queries that say whether
+/// a table or an index exists.
 pub trait Dialect: Send + Sync {
+    /// Which SQL the suites write for this engine.
+    fn sql(&self) -> SqlDialect;
     /// Placeholder for the `i`-th (1-based) parameter.
     fn placeholder(&self, i: usize) -> String;
-    /// Drop and create an Insert Benchmark table.
-    fn ibench_create_table(&self, table: &str) -> Vec<String>;
-    /// Statements that build the secondary indexes (one op each in l.x). Standard SQL: one
-    /// CREATE INDEX per index.
-    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
-        indexes
-            .iter()
-            .map(|ix| {
-                format!(
-                    "CREATE INDEX {t}_{} ON {t} ({})",
-                    ix.suffix,
-                    ix.columns.join(", ")
-                )
-            })
-            .collect()
-    }
-    /// Standard SQL for engines without DELETE ... ORDER BY ... LIMIT: the PostgreSQL shape of
-    /// the 2024 statement.
-    /// `ph` writes the i-th parameter's place (a placeholder, or where a text statement puts
-    /// the value).
-    fn ibench_delete_with(
-        &self,
-        t: &str,
-        form: DeleteForm,
-        ph: &dyn Fn(usize) -> String,
-    ) -> String {
-        let (p1, p2) = (ph(1), ph(2));
-        match form {
-            DeleteForm::Current => format!(
-                "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
-                 WHERE transactionid >= {p1} ORDER BY transactionid ASC LIMIT {p2})"
-            ),
-            DeleteForm::Old => {
-                format!("DELETE FROM {t} WHERE transactionid >= {p1} AND transactionid < {p2}")
-            }
-        }
-    }
-    /// The delete with this engine's placeholders, for preparing.
-    fn ibench_delete(&self, t: &str, form: DeleteForm) -> String {
-        self.ibench_delete_with(t, form, &|i| self.placeholder(i))
-    }
-    /// Text placed after `FROM t` to force a covering index, where the engine needs one.
-    fn index_hint(&self, index: &str) -> String;
     fn table_exists_sql(&self, table: &str) -> String;
     /// One integer: 1 when the named index exists.
     fn index_exists_sql(&self, table: &str, index: &str) -> String;
-    /// Drop and create a sysbench table `sbtest<n>` as the original's oltp_common.lua creates it
-    /// on this engine (id auto-assigned, `k`, `c CHAR(120)`, `pad CHAR(60)`). With
-    /// `primary_key`, PRIMARY KEY (id); without (the original's usepk=0, its Lua's
-    /// --secondary), id is only in a secondary index.
-    fn sysbench_create_table(&self, table: &str, n: u64, primary_key: bool) -> Vec<String>;
-    /// sysbench's secondary index on `k`, built right after the table is loaded.
-    fn sysbench_create_index(&self, table: &str, n: u64) -> String {
-        format!("CREATE INDEX k_{n} ON {table}(k)")
-    }
-    /// oltp_insert on MySQL names `id` with the value 0 so AUTO_INCREMENT assigns it; on
-    /// PostgreSQL it leaves `id` out (SERIAL), as SQLite must (0 would be a real rowid).
-    fn sysbench_insert_names_id(&self) -> bool {
-        false
-    }
     /// Whether a backslash in an SQL string literal is an escape (MySQL's default), so text
     /// statements must double it.
     fn backslash_escapes(&self) -> bool {
         false
-    }
-    /// Errors after which sysbench rolls back and restarts the event instead of stopping: the
-    /// transient ones (deadlocks, lock wait timeouts, serialization failures).
-    fn sysbench_ignorable(&self, e: &DbError) -> bool {
-        e.transient
     }
 }
 
@@ -378,11 +316,12 @@ pub trait Dbms: Send + Sync {
     /// The effective configuration as text (what the engine reports back, not what was asked).
     fn config_text(&self) -> anyhow::Result<String>;
     fn dialect(&self) -> &dyn Dialect;
-    /// Maintenance between l.i2 and qr100 (spec §2.4), to be finished by `deadline` where it
-    /// waits for the engine. Appends each statement to `done` once it has succeeded, so a failure
+    /// The engine's maintenance after a bulk load (fresh statistics, a checkpoint, a flushed
+    /// memtable), to be finished by `deadline` where it waits for the engine; the Insert
+    /// Benchmark runs it between l.i2 and qr100 (spec §2.4). Appends each statement to `done` once it has succeeded, so a failure
     /// part way still records what was done. Returns statements to run after the wait (settings
     /// changed for the wait and restored afterwards).
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         tables: &[String],
         deadline: std::time::Instant,

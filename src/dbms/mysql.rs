@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
 use super::{
-    Budget, Conn, DbError, Dbms, DeleteForm, Dialect, Endpoint, IndexDef, Keep, Param, StmtId,
-    Timeouts, KEEP, KEEP_REPORT, SKIP,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, SqlDialect, StmtId, Timeouts,
+    KEEP, KEEP_REPORT, SKIP,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub enum Storage {
 
 impl Storage {
     /// The name `CREATE TABLE ... engine=` takes.
-    fn engine_clause(self) -> &'static str {
+    pub fn table_engine(self) -> &'static str {
         match self {
             Storage::InnoDb => "innodb",
             Storage::RocksDb => "rocksdb",
@@ -572,7 +572,7 @@ impl Dbms for Mysql {
         Ok(out)
     }
 
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         tables: &[String],
         deadline: Instant,
@@ -643,61 +643,16 @@ pub struct MysqlDialect {
 }
 
 impl Dialect for MysqlDialect {
+    fn sql(&self) -> SqlDialect {
+        SqlDialect::MySql(self.storage)
+    }
+
     fn placeholder(&self, _i: usize) -> String {
         "?".to_string()
     }
 
     fn backslash_escapes(&self) -> bool {
         true
-    }
-
-    fn ibench_create_table(&self, t: &str) -> Vec<String> {
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t} (transactionid bigint not null auto_increment, \
-                 dateandtime datetime, cashregisterid int not null, customerid int not null, \
-                 productid int not null, price int not null, data varchar(4000), \
-                 primary key (transactionid)) engine={}",
-                self.storage.engine_clause()
-            ),
-        ]
-    }
-
-    fn ibench_create_indexes(&self, t: &str, indexes: &[IndexDef]) -> Vec<String> {
-        let adds: Vec<String> = indexes
-            .iter()
-            .map(|ix| format!("ADD INDEX {t}_{} ({})", ix.suffix, ix.columns.join(", ")))
-            .collect();
-        match self.storage {
-            Storage::InnoDb if adds.is_empty() => Vec::new(),
-            Storage::InnoDb => vec![format!("ALTER TABLE {t} {}", adds.join(", "))],
-            Storage::RocksDb => adds
-                .into_iter()
-                .map(|a| format!("ALTER TABLE {t} {a}"))
-                .collect(),
-        }
-    }
-
-    fn ibench_delete_with(
-        &self,
-        t: &str,
-        form: DeleteForm,
-        ph: &dyn Fn(usize) -> String,
-    ) -> String {
-        let (p1, p2) = (ph(1), ph(2));
-        match form {
-            DeleteForm::Current => format!(
-                "DELETE FROM {t} WHERE transactionid >= {p1} ORDER BY transactionid ASC LIMIT {p2}"
-            ),
-            DeleteForm::Old => {
-                format!("DELETE FROM {t} WHERE transactionid >= {p1} AND transactionid < {p2}")
-            }
-        }
-    }
-
-    fn index_hint(&self, index: &str) -> String {
-        format!("FORCE INDEX ({index})")
     }
 
     fn table_exists_sql(&self, t: &str) -> String {
@@ -713,25 +668,6 @@ impl Dialect for MysqlDialect {
             "SELECT count(DISTINCT index_name) FROM information_schema.STATISTICS \
              WHERE table_schema = DATABASE() AND table_name = '{t}' AND index_name = '{index}'"
         )
-    }
-
-    fn sysbench_create_table(&self, t: &str, _n: u64, primary_key: bool) -> Vec<String> {
-        // Without a primary key InnoDB and MyRocks cluster on a hidden row id, and id's
-        // AUTO_INCREMENT is served by the secondary KEY (id).
-        let key = if primary_key { "PRIMARY KEY" } else { "KEY" };
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t}(id INTEGER NOT NULL AUTO_INCREMENT, \
-                 k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
-                 pad CHAR(60) DEFAULT '' NOT NULL, {key} (id)) /*! ENGINE = {} */",
-                self.storage.engine_clause()
-            ),
-        ]
-    }
-
-    fn sysbench_insert_names_id(&self) -> bool {
-        true
     }
 }
 
@@ -770,70 +706,8 @@ fn log_dirs_from(vars: &[(String, String)]) -> Vec<std::path::PathBuf> {
 mod tests {
     use super::*;
 
-    use crate::workload::ibench::INDEXES;
-
     fn dialect(storage: Storage) -> MysqlDialect {
         MysqlDialect { storage }
-    }
-
-    #[test]
-    fn create_table_names_the_engine() {
-        for (s, engine) in [(Storage::InnoDb, "innodb"), (Storage::RocksDb, "rocksdb")] {
-            let ddl = dialect(s).ibench_create_table("pi1");
-            assert_eq!(ddl[0], "DROP TABLE IF EXISTS pi1");
-            assert_eq!(
-                ddl[1],
-                format!(
-                    "CREATE TABLE pi1 (transactionid bigint not null auto_increment, \
-                     dateandtime datetime, cashregisterid int not null, customerid int not null, \
-                     productid int not null, price int not null, data varchar(4000), \
-                     primary key (transactionid)) engine={engine}"
-                )
-            );
-        }
-    }
-
-    #[test]
-    fn innodb_builds_all_indexes_in_one_alter() {
-        let ddl = dialect(Storage::InnoDb).ibench_create_indexes("pi1", &INDEXES);
-        assert_eq!(
-            ddl,
-            vec![
-                "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price), \
-                 ADD INDEX pi1_registersegment (cashregisterid, customerid, price), \
-                 ADD INDEX pi1_pdc (price, dateandtime, customerid)"
-            ]
-        );
-        assert!(dialect(Storage::InnoDb)
-            .ibench_create_indexes("pi1", &[])
-            .is_empty());
-    }
-
-    #[test]
-    fn myrocks_builds_one_index_per_alter() {
-        let ddl = dialect(Storage::RocksDb).ibench_create_indexes("pi2", &INDEXES[..2]);
-        assert_eq!(
-            ddl,
-            vec![
-                "ALTER TABLE pi2 ADD INDEX pi2_marketsegment (productid, customerid, price)",
-                "ALTER TABLE pi2 ADD INDEX pi2_registersegment (cashregisterid, customerid, price)",
-            ]
-        );
-    }
-
-    #[test]
-    fn delete_forms_and_hint() {
-        let d = dialect(Storage::InnoDb);
-        assert_eq!(
-            d.ibench_delete("pi1", DeleteForm::Current),
-            "DELETE FROM pi1 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT ?"
-        );
-        assert_eq!(
-            d.ibench_delete("pi1", DeleteForm::Old),
-            "DELETE FROM pi1 WHERE transactionid >= ? AND transactionid < ?"
-        );
-        assert_eq!(d.index_hint("pi1_pdc"), "FORCE INDEX (pi1_pdc)");
-        assert_eq!(d.placeholder(7), "?");
     }
 
     #[test]

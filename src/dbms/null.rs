@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Conn, DbError, Dbms, Dialect, Param, StmtId, Timeouts};
+use super::{Conn, DbError, Dbms, Dialect, Param, SqlDialect, StmtId, Timeouts};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -227,23 +227,17 @@ impl Conn for NullConn {
 pub struct NullDialect;
 
 impl Dialect for NullDialect {
+    fn sql(&self) -> SqlDialect {
+        SqlDialect::Null
+    }
     fn placeholder(&self, _i: usize) -> String {
         "?".into()
-    }
-    fn ibench_create_table(&self, table: &str) -> Vec<String> {
-        vec![format!("CREATE TABLE {table} (transactionid INTEGER)")]
-    }
-    fn index_hint(&self, _index: &str) -> String {
-        String::new()
     }
     fn table_exists_sql(&self, table: &str) -> String {
         format!("SELECT 1 FROM {table}")
     }
     fn index_exists_sql(&self, _table: &str, _index: &str) -> String {
         "SELECT 1".into()
-    }
-    fn sysbench_create_table(&self, table: &str, _n: u64, _primary_key: bool) -> Vec<String> {
-        vec![format!("CREATE TABLE {table} (id INTEGER)")]
     }
 }
 
@@ -285,7 +279,7 @@ impl Dbms for Null {
         !self.hung.load(Ordering::SeqCst)
     }
 
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         _tables: &[String],
         _deadline: std::time::Instant,

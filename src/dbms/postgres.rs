@@ -5,7 +5,8 @@
 
 use super::pg_wire::{PgError, PgWire, Prepared};
 use super::{
-    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, StmtId, Timeouts, KEEP, SKIP,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, SqlDialect, StmtId, Timeouts,
+    KEEP, SKIP,
 };
 use crate::engines::Engine;
 
@@ -390,7 +391,7 @@ impl Dbms for Postgres {
 
     /// VACUUM ANALYZE every table in parallel (INDEX_CLEANUP ON from PostgreSQL 12), then
     /// CHECKPOINT, as the original's vac_pg.
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         tables: &[String],
         _deadline: std::time::Instant,
@@ -458,26 +459,12 @@ pub fn ensure_database(admin: &Endpoint, name: &str) -> Result<(), DbError> {
 pub struct PgDialect;
 
 impl Dialect for PgDialect {
+    fn sql(&self) -> SqlDialect {
+        SqlDialect::Postgres
+    }
+
     fn placeholder(&self, i: usize) -> String {
         format!("${i}")
-    }
-
-    fn ibench_create_table(&self, t: &str) -> Vec<String> {
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t} (transactionid bigserial PRIMARY KEY, \
-                 dateandtime timestamp without time zone, cashregisterid int NOT NULL, \
-                 customerid int NOT NULL, productid int NOT NULL, price int NOT NULL, \
-                 data varchar(4000))"
-            ),
-            // As the original: one sequence round trip per 1000 ids instead of per row.
-            format!("ALTER SEQUENCE {t}_transactionid_seq CACHE 1000"),
-        ]
-    }
-
-    fn index_hint(&self, _index: &str) -> String {
-        String::new()
     }
 
     fn table_exists_sql(&self, t: &str) -> String {
@@ -487,25 +474,11 @@ impl Dialect for PgDialect {
     fn index_exists_sql(&self, _t: &str, index: &str) -> String {
         format!("SELECT (to_regclass('{index}') IS NOT NULL)::int")
     }
-
-    fn sysbench_create_table(&self, t: &str, n: u64, primary_key: bool) -> Vec<String> {
-        let columns = "id SERIAL, k INTEGER DEFAULT '0' NOT NULL, \
-                       c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL";
-        let mut v = vec![format!("DROP TABLE IF EXISTS {t}")];
-        if primary_key {
-            v.push(format!("CREATE TABLE {t}({columns}, PRIMARY KEY (id))"));
-        } else {
-            v.push(format!("CREATE TABLE {t}({columns})"));
-            v.push(format!("CREATE INDEX xid{n} ON {t}(id)"));
-        }
-        v
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dbms::DeleteForm;
 
     #[test]
     fn only_lock_conflicts_are_transient() {
@@ -522,15 +495,7 @@ mod tests {
     }
 
     #[test]
-    fn sequence_cache_and_delete_forms() {
-        let d = PgDialect;
-        assert_eq!(
-            d.ibench_create_table("pi1")[2],
-            "ALTER SEQUENCE pi1_transactionid_seq CACHE 1000"
-        );
-        assert!(d
-            .ibench_delete("pi1", DeleteForm::Current)
-            .contains("ORDER BY transactionid ASC LIMIT $2"));
+    fn secret_settings_are_told_by_name() {
         assert!(
             crate::dbms::is_secret_setting("ssl_passphrase_command")
                 && !crate::dbms::is_secret_setting("shared_buffers")

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
-use super::{Conn, DbError, Dbms, Dialect, Param, StmtId};
+use super::{Conn, DbError, Dbms, Dialect, Param, SqlDialect, StmtId};
 use crate::error::bad_input;
 use crate::spec::target::Target;
 
@@ -361,7 +361,7 @@ impl Dbms for Sqlite {
         Ok(out)
     }
 
-    fn ibench_cleanup(
+    fn maintain_after_load(
         &self,
         _tables: &[String],
         _deadline: std::time::Instant,
@@ -484,28 +484,12 @@ impl Conn for SqliteConn {
 pub struct SqliteDialect;
 
 impl Dialect for SqliteDialect {
+    fn sql(&self) -> SqlDialect {
+        SqlDialect::Sqlite
+    }
+
     fn placeholder(&self, _i: usize) -> String {
         "?".to_string()
-    }
-
-    fn ibench_create_table(&self, t: &str) -> Vec<String> {
-        // transactionid is the rowid (INTEGER PRIMARY KEY): new rows get max+1, so inserts are in
-        // PK order as with auto_increment. Rows are only deleted from the low end, so ids are
-        // never reused. dateandtime is TEXT 'YYYY-MM-DD HH:MM:SS', which sorts by time.
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t} (transactionid INTEGER PRIMARY KEY, dateandtime TEXT, \
-                 cashregisterid INTEGER NOT NULL, customerid INTEGER NOT NULL, \
-                 productid INTEGER NOT NULL, price INTEGER NOT NULL, data TEXT)"
-            ),
-        ]
-    }
-
-    fn index_hint(&self, _index: &str) -> String {
-        // The planner picks the covering index on its own (checked by a test); like PostgreSQL,
-        // no hint.
-        String::new()
     }
 
     fn table_exists_sql(&self, t: &str) -> String {
@@ -514,18 +498,5 @@ impl Dialect for SqliteDialect {
 
     fn index_exists_sql(&self, t: &str, index: &str) -> String {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = '{t}' AND name = '{index}'")
-    }
-
-    fn sysbench_create_table(&self, t: &str, _n: u64, _primary_key: bool) -> Vec<String> {
-        // id is the rowid (INTEGER PRIMARY KEY): rows loaded without an id get 1, 2, 3 ... as
-        // with AUTO_INCREMENT and SERIAL, and a point select by id is one b-tree descent.
-        // SQLite assigns ids only to that column, so usepk=0 is refused before a run starts.
-        vec![
-            format!("DROP TABLE IF EXISTS {t}"),
-            format!(
-                "CREATE TABLE {t}(id INTEGER PRIMARY KEY, k INTEGER DEFAULT '0' NOT NULL, \
-                 c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
-            ),
-        ]
     }
 }

@@ -7,9 +7,9 @@ pub mod presets;
 pub mod sysbench;
 pub mod target;
 
-/// The Insert Benchmark's delete statement form is a parameter of what to run.
-pub use crate::dbms::DeleteForm;
 use crate::error::bad_input;
+/// The Insert Benchmark's delete statement form is a parameter of what to run.
+pub use crate::workload::ibench::DeleteForm;
 pub use crate::workload::ibench::StatementForms;
 use crate::workload::ibench::{IbenchParams, StepName};
 

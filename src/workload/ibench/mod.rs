@@ -3,6 +3,7 @@
 
 pub mod roles;
 pub mod rows;
+pub mod sql;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::dbms::{Dbms, DeleteForm, Fault, IndexDef};
+use crate::dbms::{Dbms, Fault};
 use crate::engines::{Engine, Family};
 use crate::error::bad_input;
 use crate::runner::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
@@ -19,6 +20,7 @@ use roles::{
     insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery, Sql,
 };
 use rows::{random_buffer, rng, stream_seed, DataParams, RowGen};
+pub use sql::{DeleteForm, IndexDef};
 
 /// Operation types, indexes into `KINDS`.
 pub const INSERT: usize = 0;
@@ -345,7 +347,7 @@ impl Ibench {
         let tables = self.params.tables();
         if def.name == StepName::Li0 {
             for t in &tables {
-                for sql in d.ibench_create_table(t) {
+                for sql in sql::create_table(d.sql(), t) {
                     conn.execute_batch(&sql)?;
                 }
             }
@@ -432,7 +434,7 @@ impl Ibench {
                 self.writer_factory(&table, def.rows_per_commit as usize, seed(0), step_index);
             let conn_dbms = self.dbms.clone();
             let make: RoleFactory = if def.name == StepName::Lx {
-                let ddl = self.dbms.dialect().ibench_create_indexes(&table, &INDEXES);
+                let ddl = sql::create_indexes(self.dbms.dialect().sql(), &table, &INDEXES);
                 Box::new(move || {
                     let mut conn = conn_dbms.connect()?;
                     let w = writer(conn.as_mut())?;
@@ -531,7 +533,7 @@ impl Ibench {
             let mut conn = dbms.connect()?;
             let d = dbms.dialect();
             let stmt = Sql::new(conn.as_mut(), prepared, d, &|ph| {
-                d.ibench_delete_with(&table, form, ph)
+                sql::delete_with(d.sql(), &table, form, ph)
             })?;
             Ok(Box::new(Deleter {
                 conn,
@@ -687,7 +689,7 @@ pub fn cleanup_and_wait(
     let mut actions = Vec::new();
     let mut restore = Vec::new();
     let failed = dbms
-        .ibench_cleanup(tables, deadline, &mut actions, &mut restore)
+        .maintain_after_load(tables, deadline, &mut actions, &mut restore)
         .err();
     let mut fault = failed.as_ref().and_then(|e| e.fault);
     let mut error = failed.map(|e| e.message);
@@ -786,21 +788,13 @@ pub fn range_queries_with(
             let cols = ix.columns.join(", ");
             let sql = format!(
                 "SELECT {cols} FROM {table}{} WHERE {} {cmp} {} ORDER BY {cols} LIMIT {limit}",
-                hint(d.index_hint(&format!("{table}_{}", ix.suffix))),
+                sql::index_hint(d.sql(), &format!("{table}_{}", ix.suffix)),
                 ix.columns[0],
                 ph(1)
             );
             (sql, domain)
         })
         .collect()
-}
-
-fn hint(h: String) -> String {
-    if h.is_empty() {
-        h
-    } else {
-        format!(" {h}")
-    }
 }
 
 /// The original's "p50/p99" of a step: percentiles of the per-second rate sorted in descending

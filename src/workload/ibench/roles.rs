@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use super::rows::{below, Batch, Rand, RowGen};
+use super::DeleteForm;
 use super::{DELETE, INDEX, INSERT, QUERY};
-use crate::dbms::{Conn, DbError, DeleteForm, Dialect, Param, StmtId};
+use crate::dbms::{Conn, DbError, Dialect, Param, StmtId};
 use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
 
 /// An ignorable error skips the operation (the original has no transactions to restart).

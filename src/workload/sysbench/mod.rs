@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod keys;
 pub mod order;
 pub mod roles;
+pub mod sql;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -520,7 +521,7 @@ impl Sysbench {
     /// each runs per event.
     pub fn statements(&self, t: &Planned) -> Vec<(String, u64, bool)> {
         let d = self.dbms.dialect();
-        let names_id = d.sysbench_insert_names_id();
+        let names_id = sql::insert_names_id(d.sql());
         let mut out = Vec::new();
         let prepared = self.params.prepared;
         if t.bench.trx {

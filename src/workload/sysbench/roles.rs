@@ -107,7 +107,6 @@ pub struct RunnerSpec {
 
 pub struct Runner {
     conn: Box<dyn Conn>,
-    dbms: Arc<dyn Dbms>,
     blocks: Vec<CBlock>,
     begin: Option<Exec>,
     commit: Option<Exec>,
@@ -138,7 +137,7 @@ impl Runner {
     pub fn new(dbms: Arc<dyn Dbms>, spec: RunnerSpec, rng: Rand) -> anyhow::Result<Runner> {
         let mut conn = dbms.connect()?;
         let d = dbms.dialect();
-        let names_id = d.sysbench_insert_names_id();
+        let names_id = super::sql::insert_names_id(d.sql());
         let b = spec.bench;
         if b.reads_whole_tables() {
             conn.set_budget(crate::dbms::Budget::Long);
@@ -190,7 +189,6 @@ impl Runner {
         };
         Ok(Runner {
             conn,
-            dbms,
             blocks,
             begin,
             commit,
@@ -446,7 +444,10 @@ impl Role for Runner {
         match self.event() {
             Ok(rows) => Ok(OpOutcome::Done { kind, rows }),
             Err((e, done)) => {
-                let ignorable = self.dbms.dialect().sysbench_ignorable(&e);
+                // The transient errors (deadlocks, lock wait timeouts, serialization
+                // failures), as --ignore-errors decides them: sysbench rolls back and
+                // restarts the event instead of stopping.
+                let ignorable = e.transient;
                 if ignorable {
                     if kind == EVENT {
                         self.st.partial.fetch_add(done, Ordering::Relaxed);
@@ -581,7 +582,9 @@ impl Role for Loader {
         }
         if loaded == 0 && self.stmts.is_empty() {
             let d = self.dbms.dialect();
-            for sql in d.sysbench_create_table(&self.tables[t], t as u64 + 1, self.primary_key) {
+            for sql in
+                super::sql::create_table(d.sql(), &self.tables[t], t as u64 + 1, self.primary_key)
+            {
                 self.conn
                     .execute_batch(&sql)
                     .map_err(|e| fatal(INSERT, e))?;
@@ -594,10 +597,7 @@ impl Role for Loader {
             return Ok(OpOutcome::Done { kind: INSERT, rows });
         }
         if !indexed {
-            let sql = self
-                .dbms
-                .dialect()
-                .sysbench_create_index(&self.tables[t], t as u64 + 1);
+            let sql = super::sql::create_index(&self.tables[t], t as u64 + 1);
             self.conn.execute_batch(&sql).map_err(|e| fatal(INDEX, e))?;
             self.at.2 = true;
             return Ok(OpOutcome::Done {
