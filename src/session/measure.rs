@@ -137,32 +137,16 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         step: name.clone(),
         display,
     });
-    let mut write_failures = Vec::new();
-    let series = match SeriesWriter::create_with_queries(cx.steps_dir, &name, kinds, queries_per_op)
-    {
-        Ok(s) => Some(s),
-        Err(e) => {
-            write_failures.push(format!("{name}.series.csv: {e}"));
-            None
-        }
-    };
-    let host_series =
-        match metrics::series::HostSeries::create(cx.steps_dir, &name, &cx.cost.sources) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                write_failures.push(format!("{name}.host.csv: {e}"));
-                None
-            }
-        };
+    let mut files = StepFiles::open(cx, &name, kinds, queries_per_op);
     cx.monitor.step_begins(&name);
     // Counters first and last, so their queries fall outside the /proc interval, which the
     // runner bounds to its measured time (on_start, on_end).
     let counters_before = cx.cost.dbms.counters().map_err(|e| e.to_string());
     let mut obs = Observer {
         ticker,
-        series,
+        series: files.series.take(),
         series_error: None,
-        host_series,
+        host_series: files.host_series.take(),
         cost: cx.cost,
         monitor: cx.monitor,
         events: &mut *cx.events,
@@ -201,61 +185,72 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         recording,
         ..
     } = obs;
-    // Folding resolves symbols: after the measured time, outside every interval.
-    let profile = recording.map(|r| r.finish(cx.steps_dir, &name));
-    let after = end.unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
-    let before = start.unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
-    // A step that ended within a second of its warm-up (stopped, failed) keeps the whole step.
-    let (before, counters_before, after_warmup) = match at_warmup_end {
-        Some((s, c)) if after.secs_since(&s) >= 0.5 => (s, c, true),
-        _ => (before, counters_before, false),
+    files.series = series;
+    files.host_series = host_series;
+    let ended = Ended {
+        start,
+        end,
+        at_warmup_end,
+        counters_before,
+        recording,
+        series_error,
     };
-    let counters_after = if m.failure.is_some() {
+    conclude(cx, &name, m, ended, files, warnings)
+}
+
+/// What the observer kept of a step that has ended.
+struct Ended {
+    start: Option<metrics::Snapshot>,
+    end: Option<metrics::Snapshot>,
+    at_warmup_end: WarmupMark,
+    counters_before: Result<Vec<(String, f64)>, String>,
+    recording: Option<Recording>,
+    series_error: Option<std::io::Error>,
+}
+
+/// After the measured time: the profile folded, the cost interval chosen, the last counters
+/// and the engine's reports read, the files closed.
+fn conclude(
+    cx: &mut MeasureCx,
+    name: &str,
+    m: StepMeasurement,
+    ended: Ended,
+    mut files: StepFiles,
+    warnings: Vec<String>,
+) -> Measured {
+    // Folding resolves symbols: after the measured time, outside every interval.
+    let profile = ended.recording.map(|r| r.finish(cx.steps_dir, name));
+    let after = ended
+        .end
+        .unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
+    let before = ended
+        .start
+        .unwrap_or_else(|| metrics::Snapshot::take(&cx.cost.sources));
+    // A step that ended within a second of its warm-up (stopped, failed) keeps the whole step.
+    let (before, counters_before, after_warmup) = match ended.at_warmup_end {
+        Some((s, c)) if after.secs_since(&s) >= 0.5 => (s, c, true),
+        _ => (before, ended.counters_before, false),
+    };
+    let failed = m.failure.is_some();
+    let counters_after = if failed {
         Err("not read: the step failed".to_string())
     } else {
         cx.cost.dbms.counters().map_err(|e| e.to_string())
     };
     cx.monitor.step_ends();
     // After the last counters: the reports are for reading, and the time they take is nobody's.
-    let diagnostics = if m.failure.is_some() {
+    let diagnostics = if failed {
         Vec::new()
     } else {
         write_diagnostics(
             cx.steps_dir,
-            &name,
+            name,
             cx.cost.dbms.diagnostics(),
-            &mut write_failures,
+            &mut files.failures,
         )
     };
-    let mut series_file = None;
-    match (series, series_error) {
-        (_, Some(e)) => write_failures.push(format!("{name}.series.csv: {e}")),
-        (Some(s), None) => match s.finish() {
-            Ok(p) => series_file = p.file_name().map(|f| f.to_string_lossy().to_string()),
-            Err(e) => write_failures.push(format!("{name}.series.csv: {e}")),
-        },
-        (None, None) => {}
-    }
-    if let Some(h) = host_series {
-        if let Err(e) = h.finish() {
-            write_failures.push(format!("{name}.host.csv: {e}"));
-        }
-    }
-    for w in &write_failures {
-        cx.events.note(
-            cx.target,
-            &Note::WriteFailed(format!("{}: {w}", cx.steps_dir.display())),
-        );
-    }
-    let mut warnings = warnings;
-    if let Some(e) = profile.as_ref().and_then(|p| p.error.as_ref()) {
-        warnings.push(format!("CPU profile: {e}"));
-    }
-    warnings.extend(
-        write_failures
-            .into_iter()
-            .map(|w| format!("not written: {w}")),
-    );
+    let series_file = files.finish(ended.series_error);
+    let warnings = files.report(cx, warnings, profile.as_ref());
     Measured {
         m,
         before,
@@ -267,6 +262,95 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         warnings,
         profile,
         diagnostics,
+    }
+}
+
+/// A step's per-second files (the runner's series and the host's samples), with the files that
+/// could not be written. A file that fails is left out; the step still runs.
+struct StepFiles {
+    name: String,
+    series: Option<SeriesWriter>,
+    host_series: Option<metrics::series::HostSeries>,
+    /// "file: why" of each file not written whole.
+    failures: Vec<String>,
+}
+
+impl StepFiles {
+    fn open(
+        cx: &MeasureCx,
+        name: &str,
+        kinds: Vec<(usize, &'static str)>,
+        queries_per_op: Option<u64>,
+    ) -> StepFiles {
+        let mut failures = Vec::new();
+        let series =
+            match SeriesWriter::create_with_queries(cx.steps_dir, name, kinds, queries_per_op) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    failures.push(format!("{name}.series.csv: {e}"));
+                    None
+                }
+            };
+        let host_series =
+            match metrics::series::HostSeries::create(cx.steps_dir, name, &cx.cost.sources) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    failures.push(format!("{name}.host.csv: {e}"));
+                    None
+                }
+            };
+        StepFiles {
+            name: name.to_string(),
+            series,
+            host_series,
+            failures,
+        }
+    }
+
+    /// Closes both files; the series file's name when it was written whole. `series_error`:
+    /// a row the series could not take during the step.
+    fn finish(&mut self, series_error: Option<std::io::Error>) -> Option<String> {
+        let name = &self.name;
+        let mut series_file = None;
+        match (self.series.take(), series_error) {
+            (_, Some(e)) => self.failures.push(format!("{name}.series.csv: {e}")),
+            (Some(s), None) => match s.finish() {
+                Ok(p) => series_file = p.file_name().map(|f| f.to_string_lossy().to_string()),
+                Err(e) => self.failures.push(format!("{name}.series.csv: {e}")),
+            },
+            (None, None) => {}
+        }
+        if let Some(h) = self.host_series.take() {
+            if let Err(e) = h.finish() {
+                self.failures.push(format!("{name}.host.csv: {e}"));
+            }
+        }
+        series_file
+    }
+
+    /// Tells the user of each file not written, and returns the step's warnings with them and
+    /// the profile's failure added.
+    fn report(
+        self,
+        cx: &mut MeasureCx,
+        mut warnings: Vec<String>,
+        profile: Option<&StepProfile>,
+    ) -> Vec<String> {
+        for w in &self.failures {
+            cx.events.note(
+                cx.target,
+                &Note::WriteFailed(format!("{}: {w}", cx.steps_dir.display())),
+            );
+        }
+        if let Some(e) = profile.and_then(|p| p.error.as_ref()) {
+            warnings.push(format!("CPU profile: {e}"));
+        }
+        warnings.extend(
+            self.failures
+                .into_iter()
+                .map(|w| format!("not written: {w}")),
+        );
+        warnings
     }
 }
 

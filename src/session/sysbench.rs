@@ -12,12 +12,13 @@ use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
 use crate::dbms::Dbms;
 use crate::engines::Engine;
 use crate::metrics;
+use crate::results::hardware::{DbmsCounters, Hardware};
 use crate::results::{
     Headline, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep, SCHEMA,
 };
 use crate::runner::SecondRow;
 use crate::workload::sysbench::roles::{EVENT, INDEX, INSERT, KINDS, WARMUP};
-use crate::workload::sysbench::{group_2024, Planned, Sysbench, SysbenchParams, LOAD};
+use crate::workload::sysbench::{group_2024, Outcome, Planned, Sysbench, SysbenchParams, LOAD};
 
 pub struct SysbenchSuite {
     pub params: SysbenchParams,
@@ -289,8 +290,6 @@ impl SysbenchSteps {
     ) -> StepFile {
         let p = &self.sb.params;
         let label = t.label();
-        let e = &t.entry;
-        let b = t.bench;
         let m = &measured.m;
         let partial = self
             .partial
@@ -298,38 +297,10 @@ impl SysbenchSteps {
             .map(|x| x.load(Ordering::Relaxed))
             .unwrap_or(0);
         let o = self.sb.outcome(t, m, partial);
-        let spe = b.statements_per_event();
-        let planned_s = p.seconds_of(e);
-        let (op_count, inserted) = if measured.after_warmup {
-            // The cost interval starts at the runner's end of the warm-up: exactly the
-            // measured statements.
-            (o.queries, b.inserts_per_event() * o.events)
-        } else {
-            // No warm-up, or the step ended within it: the interval is the whole step.
-            let all_events = o.events + o.warmup_events;
-            (
-                o.queries + o.warmup_events * spe,
-                b.inserts_per_event() * all_events,
-            )
-        };
-        let measured_s = if measured.after_warmup {
-            o.measured_s
-        } else {
-            m.duration.as_secs_f64()
-        };
-        let (hw, counters) = measured.cost(
-            cx.cost,
-            &metrics::Work {
-                op: "query",
-                op_count,
-                inserted_rows: inserted,
-                is_query_step: true,
-                measured_s,
-            },
-        );
+        let (hw, counters) = cost(t, &measured, &o, cx);
         let mut status = status_of(m);
         let mut error = m.failure.clone();
-        let cleanup = if e.postwrite && status == Status::Ok {
+        let cleanup = if t.entry.postwrite && status == Status::Ok {
             let (budget_s, _) = p.postwrite_budget();
             cx.note(Note::CleanupWait { budget_s });
             let c = self.sb.postwrite(cx.interrupt);
@@ -349,60 +320,14 @@ impl SysbenchSteps {
             KINDS[EVENT].to_string(),
             op_stats(&m.kinds[EVENT], o.measured_s),
         );
-        let threads = p.threads_of(e);
-        let statements = self
-            .sb
-            .statements(t)
-            .into_iter()
-            .map(|(sql, per_event, prepared)| SysbenchStatement {
-                sql,
-                per_event,
-                prepared,
-            })
-            .collect();
-        let sysbench = SysbenchStep {
-            test: b.name.into(),
-            variant: e.variant.suffix().trim_start_matches('.').to_string(),
-            label: label.clone(),
-            range: e.range,
-            range_use: json_word(&b.range),
-            custom_range: t.custom_range,
-            group: b.group.key().into(),
-            group_title: b.group.title().into(),
-            group_2024: group_2024(&label).into(),
-            reported: e.variant.reported(),
-            original: b.original.into(),
-            transaction: b.trx,
-            keys: json_word(&b.keys),
-            prepared: p.prepared,
-            threads,
-            tables: p.tables,
-            rows_per_table: p.rows,
-            planned_s,
-            warmup_s: if planned_s.is_some() {
-                p.warmup_seconds as f64
-            } else {
-                0.0
-            },
-            statements,
-            statements_per_event: spe,
-            events: o.events,
-            events_per_s: round3(o.events as f64 / o.measured_s),
-            warmup_events: o.warmup_events,
-            queries: o.queries,
-            queries_per_s: round3(o.queries as f64 / o.measured_s),
-            reads: o.counts[0],
-            writes: o.counts[1],
-            other: o.counts[2],
-            errors: o.errors,
-            scan_rows_per_s: o.scan_rows_per_s.map(round3),
-        };
+        let threads = p.threads_of(&t.entry);
+        let sysbench = self.step_record(t, &o);
         let table_rows = (cx.count_rows && status != Status::Failed)
             .then(|| count_rows(&self.dbms, &p.table_names(), cx))
             .flatten();
         StepFile {
             schema: SCHEMA,
-            step: label.clone(),
+            step: label,
             status,
             error,
             warnings: measured.warnings.clone(),
@@ -437,6 +362,86 @@ impl SysbenchSteps {
             dbms: Some(counters),
         }
     }
+
+    /// The step file's `sysbench` section: what the test is and what it counted.
+    fn step_record(&self, t: &Planned, o: &Outcome) -> SysbenchStep {
+        let p = &self.sb.params;
+        let (e, b, label) = (&t.entry, t.bench, t.label());
+        let planned_s = p.seconds_of(e);
+        let statements = self
+            .sb
+            .statements(t)
+            .into_iter()
+            .map(|(sql, per_event, prepared)| SysbenchStatement {
+                sql,
+                per_event,
+                prepared,
+            })
+            .collect();
+        SysbenchStep {
+            test: b.name.into(),
+            variant: e.variant.suffix().trim_start_matches('.').to_string(),
+            group_2024: group_2024(&label).into(),
+            label,
+            range: e.range,
+            range_use: json_word(&b.range),
+            custom_range: t.custom_range,
+            group: b.group.key().into(),
+            group_title: b.group.title().into(),
+            reported: e.variant.reported(),
+            original: b.original.into(),
+            transaction: b.trx,
+            keys: json_word(&b.keys),
+            prepared: p.prepared,
+            threads: p.threads_of(e),
+            tables: p.tables,
+            rows_per_table: p.rows,
+            planned_s,
+            warmup_s: if planned_s.is_some() {
+                p.warmup_seconds as f64
+            } else {
+                0.0
+            },
+            statements,
+            statements_per_event: b.statements_per_event(),
+            events: o.events,
+            events_per_s: round3(o.events as f64 / o.measured_s),
+            warmup_events: o.warmup_events,
+            queries: o.queries,
+            queries_per_s: round3(o.queries as f64 / o.measured_s),
+            reads: o.counts[0],
+            writes: o.counts[1],
+            other: o.counts[2],
+            errors: o.errors,
+            scan_rows_per_s: o.scan_rows_per_s.map(round3),
+        }
+    }
+}
+
+/// The test's cost over the measured interval: from the end of the warm-up (exactly the
+/// measured statements), or the whole step when it had no warm-up or ended within it.
+fn cost(t: &Planned, measured: &Measured, o: &Outcome, cx: &FinishCx) -> (Hardware, DbmsCounters) {
+    let b = t.bench;
+    let (op_count, inserted, measured_s) = if measured.after_warmup {
+        (o.queries, b.inserts_per_event() * o.events, o.measured_s)
+    } else {
+        let all_events = o.events + o.warmup_events;
+        (
+            o.queries + o.warmup_events * b.statements_per_event(),
+            b.inserts_per_event() * all_events,
+            measured.m.duration.as_secs_f64(),
+        )
+    };
+    measured.cost(
+        cx.cost,
+        &metrics::Work {
+            op: "query",
+            op_count,
+            inserted_rows: inserted,
+            is_query_step: true,
+            measured_s,
+        },
+    )
 }
 
 /// A unit enum's serde name (`"in_list"`, `"zipfian"`).
