@@ -128,7 +128,7 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
     }
     let stop = signals::stop_flag("stopping what was started");
     let mut plan = server::Plan::for_target(
-        &t,
+        t.server_wanted(),
         process::server_user(a.server_user.as_deref())?,
         Duration::from_secs(a.server_start_timeout),
         Some(stop.clone()),

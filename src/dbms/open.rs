@@ -8,20 +8,31 @@ use super::mysql::{Flavor, Mysql, Storage};
 use super::postgres::Postgres;
 use super::{null, sqlite, Dbms, Endpoint, Timeouts};
 use crate::engines::Engine;
-use crate::spec::target::Target;
+
+/// The config of an embedded target (`spec::target::Target::embedded_config`): the adapters
+/// read no target themselves, so spec, which checks targets, uses them without a circle.
+pub struct EmbeddedConfig<'a> {
+    pub engine: Engine,
+    /// A built-in config's name, or the name of the one `text` holds.
+    pub name: &'a str,
+    /// From dbperf.toml; None: the built-in config of that name.
+    pub text: Option<&'a str>,
+    /// Settings layered over the config (SQLite's `--pragma k=v`).
+    pub settings: &'a [(String, String)],
+}
 
 /// Opens an embedded engine's adapter; `work_dir` is where its data lives. Server adapters are
 /// made from an `Endpoint` once the server runs (`ServerAdapter`). `timeouts` bound the null
 /// target's scripted stalls as they bound a server's.
 pub fn open_embedded(
-    target: &Target,
+    config: &EmbeddedConfig,
     work_dir: &Path,
     timeouts: Timeouts,
 ) -> anyhow::Result<Arc<dyn Dbms>> {
-    match target.engine {
-        Engine::Sqlite => Ok(Arc::new(sqlite::Sqlite::open(target, work_dir)?)),
+    match config.engine {
+        Engine::Sqlite => Ok(Arc::new(sqlite::Sqlite::open(config, work_dir)?)),
         Engine::Null => Ok(Arc::new(
-            null::Null::open(&target.config)?.with_timeouts(timeouts),
+            null::Null::open(config.name)?.with_timeouts(timeouts),
         )),
         other @ (Engine::Postgres | Engine::MariaDb | Engine::MySql) => {
             anyhow::bail!("{other} is a server engine, not an embedded one")

@@ -10,7 +10,6 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
 use super::{Conn, DbError, Dbms, Dialect, Param, SqlDialect, StmtId};
 use crate::error::bad_input;
-use crate::spec::target::Target;
 
 /// A built-in config: pragmas in the order they are applied.
 pub struct Config {
@@ -114,21 +113,20 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn open(target: &Target, work_dir: &Path) -> anyhow::Result<Sqlite> {
-        let config_name = target.config.clone();
+    pub fn open(target: &super::EmbeddedConfig, work_dir: &Path) -> anyhow::Result<Sqlite> {
+        let config_name = target.name.to_string();
         // (pragma, value, line of the config text it came from: None for --pragma).
-        let declared: Option<Vec<(String, String, Option<usize>)>> =
-            target.config_text.as_ref().map(|text| {
-                text.lines()
-                    .enumerate()
-                    .map(|(i, l)| (i + 1, l.trim()))
-                    .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-                    .map(|(n, l)| match l.split_once('=') {
-                        Some((k, v)) => (k.trim().to_string(), v.trim().to_string(), Some(n)),
-                        None => (l.to_string(), String::new(), Some(n)),
-                    })
-                    .collect()
-            });
+        let declared: Option<Vec<(String, String, Option<usize>)>> = target.text.map(|text| {
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.trim()))
+                .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+                .map(|(n, l)| match l.split_once('=') {
+                    Some((k, v)) => (k.trim().to_string(), v.trim().to_string(), Some(n)),
+                    None => (l.to_string(), String::new(), Some(n)),
+                })
+                .collect()
+        });
         let builtin = CONFIGS.iter().find(|c| c.name == config_name).map(|c| {
             c.pragmas
                 .iter()

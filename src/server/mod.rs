@@ -268,11 +268,27 @@ fn death_signal(kind: Kind) -> i32 {
     kind.facts().kill_signal
 }
 
+/// What a target asks of a managed server (`spec::target::Target::server_wanted`). The server
+/// room reads no target itself, so spec, which checks targets and their servers, uses it
+/// without a circle.
+pub struct Wanted<'a> {
+    pub target: &'a str,
+    pub engine: Engine,
+    pub rocksdb: bool,
+    /// A PostgreSQL bin directory or a MySQL/MariaDB basedir; None: the installed binaries.
+    pub binaries: Option<&'a Path>,
+    pub config_name: &'a str,
+    /// From dbperf.toml; None: the built-in config of that name.
+    pub config_text: Option<&'a str>,
+    /// PostgreSQL: the config's initdb options; None: dbperf's.
+    pub initdb: Option<&'a [String]>,
+}
+
 impl Plan {
     /// The plan for a managed server target: its binaries and its config text (from dbperf.toml
     /// or built in), checked before anything starts.
     pub fn for_target(
-        t: &crate::spec::target::Target,
+        t: Wanted,
         user: Option<User>,
         ready_timeout: Duration,
         interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -283,14 +299,15 @@ impl Plan {
                 t.engine
             ));
         };
-        let layout = layout::find(kind, t.path.as_deref(), t.rocksdb())?;
-        let config_text = match (&t.config_text, configs::builtin(kind, t.rocksdb(), &t.config)) {
-            (Some(text), _) => text.clone(),
+        let layout = layout::find(kind, t.binaries, t.rocksdb)?;
+        let config = t.config_name;
+        let config_text = match (t.config_text, configs::builtin(kind, t.rocksdb, config)) {
+            (Some(text), _) => text.to_string(),
             (None, Some(text)) => text,
             (None, None) => {
                 return crate::error::bad_input(format!(
-                    "unknown {} config '{}': declare it as [config.{}] in dbperf.toml (the built-in one is 'default')",
-                    t.engine, t.config, t.config
+                    "unknown {} config '{config}': declare it as [config.{config}] in dbperf.toml (the built-in one is 'default')",
+                    t.engine
                 ))
             }
         };
@@ -298,17 +315,17 @@ impl Plan {
             return crate::error::bad_input(format!(
                 "{} config '{}' sets init_file: a managed MariaDB's init file is dbperf's own (it \
                  gives the server its password); run the statements after the start instead",
-                t.engine, t.config
+                t.engine, config
             ));
         }
         Ok(Plan {
-            target: t.name.clone(),
+            target: t.target.to_string(),
             kind,
-            rocksdb: t.rocksdb(),
+            rocksdb: t.rocksdb,
             layout,
-            config_name: t.config.clone(),
+            config_name: config.to_string(),
             config_text,
-            initdb: t.initdb.clone(),
+            initdb: t.initdb.map(<[String]>::to_vec),
             user,
             ready_timeout,
             interrupt,

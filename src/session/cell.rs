@@ -153,14 +153,16 @@ impl Loop<'_> {
             return Err(failed(error));
         }
         match &cell.checked.access {
-            Access::Embedded => match dbms::open_embedded(t, cell.work, self.req.timeouts()) {
-                Ok(dbms) => Ok(Opened {
-                    dbms,
-                    record: None,
-                    running: None,
-                }),
-                Err(e) => Err(failed(format!("{e:#}"))),
-            },
+            Access::Embedded => {
+                match dbms::open_embedded(&t.embedded_config(), cell.work, self.req.timeouts()) {
+                    Ok(dbms) => Ok(Opened {
+                        dbms,
+                        record: None,
+                        running: None,
+                    }),
+                    Err(e) => Err(failed(format!("{e:#}"))),
+                }
+            }
             Access::External(d) => Ok(Opened {
                 dbms: d.clone(),
                 record: target::external_record(t),

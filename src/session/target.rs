@@ -77,7 +77,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
                 user = Some(server::process::server_user(cx.server_user)?);
             }
             let plan = server::Plan::for_target(
-                t,
+                t.server_wanted(),
                 user.clone().flatten(),
                 cx.server_start_timeout,
                 Some(cx.interrupt.clone()),
@@ -90,7 +90,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
         }
         // Opening checks the config and touches nothing on disk.
         let dir = (cx.embedded_dir)(t);
-        let dbms = dbms::open_embedded(t, &dir, cx.timeouts.clone())?;
+        let dbms = dbms::open_embedded(&t.embedded_config(), &dir, cx.timeouts.clone())?;
         if cx.suite.needs_existing_tables().is_some() {
             // A run that starts after the load continues on an existing database; where there is
             // none, connecting makes an empty one just to say which table is missing.

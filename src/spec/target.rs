@@ -40,6 +40,29 @@ impl Target {
         self.engine.is_server()
     }
 
+    /// What this target asks of the embedded engine's adapter.
+    pub fn embedded_config(&self) -> crate::dbms::EmbeddedConfig<'_> {
+        crate::dbms::EmbeddedConfig {
+            engine: self.engine,
+            name: &self.config,
+            text: self.config_text.as_deref(),
+            settings: &self.settings,
+        }
+    }
+
+    /// What this target asks of the managed server dbperf starts for it.
+    pub fn server_wanted(&self) -> crate::server::Wanted<'_> {
+        crate::server::Wanted {
+            target: &self.name,
+            engine: self.engine,
+            rocksdb: self.rocksdb(),
+            binaries: self.path.as_deref(),
+            config_name: &self.config,
+            config_text: self.config_text.as_deref(),
+            initdb: self.initdb.as_deref(),
+        }
+    }
+
     /// MyRocks: the MySQL family's second storage engine.
     pub fn rocksdb(&self) -> bool {
         self.engine.family() == Family::MySql && self.storage.as_deref() == Some("rocksdb")
