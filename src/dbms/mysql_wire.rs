@@ -159,8 +159,12 @@ impl WireError {
         }
     }
 
-    /// Connecting failed: the server was never reached.
+    /// Connecting failed: the server was never reached, or it took the connection and broke
+    /// it at once (`net::reached`), which is the server's doing.
     fn unreached(e: io::Error) -> WireError {
+        if net::reached(&e) {
+            return e.into();
+        }
         WireError::Unreached(net::lost(&e))
     }
 }

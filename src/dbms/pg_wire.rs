@@ -134,8 +134,12 @@ impl PgError {
         }
     }
 
-    /// Connecting failed: the server was never reached.
+    /// Connecting failed: the server was never reached, or it took the connection and broke
+    /// it at once (`net::reached`), which is the server's doing.
     fn unreached(e: io::Error) -> PgError {
+        if net::reached(&e) {
+            return e.into();
+        }
         PgError::Unreached(net::lost(&e))
     }
 }
