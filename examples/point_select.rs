@@ -27,9 +27,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 
-use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
-use dbperf::dbms::postgres::Postgres;
-use dbperf::dbms::{Conn, Dbms, Endpoint, Param, StmtId, Transport};
+use dbperf::dbms::{Conn, Dbms, Endpoint, Param, ServerAdapter, StmtId, Transport};
+use dbperf::engines::Engine;
 use dbperf::runner::{
     run_step, ErrorClass, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan,
 };
@@ -161,27 +160,20 @@ fn main() -> anyhow::Result<()> {
         password: None,
         database: a.database.clone(),
     };
-    let (dbms, placeholder): (Arc<dyn Dbms>, &str) = match a.engine.as_str() {
-        "postgres" => (Arc::new(Postgres::new(endpoint, "external", "")), "$1"),
-        "mariadb" | "mysql" => {
-            let flavor = if a.engine == "mariadb" {
-                Flavor::MariaDb
-            } else {
-                Flavor::MySql
-            };
-            (
-                Arc::new(Mysql::new(
-                    endpoint,
-                    flavor,
-                    Storage::InnoDb,
-                    "external",
-                    "",
-                )),
-                "?",
-            )
-        }
-        other => bail!("unknown engine {other}: postgres, mariadb or mysql"),
-    };
+    let engine = Engine::parse(&a.engine)
+        .filter(|e| e.is_server())
+        .ok_or_else(|| {
+            anyhow::anyhow!("unknown engine {}: postgres, mariadb or mysql", a.engine)
+        })?;
+    let dbms: Arc<dyn Dbms> = ServerAdapter {
+        engine,
+        rocksdb: false,
+        config_name: "external",
+        config_text: "",
+        timeouts: Default::default(),
+    }
+    .open(&endpoint)?;
+    let placeholder = dbms.dialect().placeholder(1);
     let sql = format!("SELECT c FROM sbtest1 WHERE id = {placeholder}");
     let out = Arc::new(Mutex::new(Timed::default()));
     let role_out = out.clone();

@@ -181,7 +181,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
         command_line: vec!["report_fixture".into()],
         target: TargetInfo {
             name: name.clone(),
-            engine: "sqlite".into(),
+            engine: dbperf::engines::Engine::Sqlite.name().into(),
             version: "3.54.1".into(),
             config_name: format!("cfg{i:02}"),
             config_text: format!(

@@ -49,7 +49,7 @@ fn main() {
         "{{\"samples\": {n}, \"devices\": {:?}, \"server_pid\": {}, \"processes_on_host\": {processes}, \
          \"cpu_us_per_sample\": {:.1}, \"share_of_one_core_at_1_hz_pct\": {:.4}}}",
         sources.devices,
-        pid.map_or("null".into(), |p| p.to_string()),
+        pid.map_or("null".into(), |p| p.to_string()), // JSON's null, not an engine's name
         per * 1e6,
         per * 100.0
     );

@@ -42,6 +42,8 @@ pub enum BuildSource {
 }
 
 impl BuildSource {
+    pub const ALL: [BuildSource; 2] = [BuildSource::Npm, BuildSource::Debian];
+
     pub fn name(self) -> &'static str {
         match self {
             BuildSource::Npm => "npm",
@@ -50,9 +52,7 @@ impl BuildSource {
     }
 
     pub fn parse(s: &str) -> Option<BuildSource> {
-        [BuildSource::Npm, BuildSource::Debian]
-            .into_iter()
-            .find(|b| b.name() == s)
+        BuildSource::ALL.into_iter().find(|b| b.name() == s)
     }
 }
 
@@ -79,6 +79,8 @@ pub struct Entry {
     pub engine: Engine,
     /// How targets, result files and reports name it.
     pub name: &'static str,
+    /// What people call it, for sentences.
+    pub product: &'static str,
     pub family: Family,
     /// Offered to users (in messages listing the engines).
     pub listed: bool,
@@ -100,6 +102,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         engine: Engine::Sqlite,
         name: "sqlite",
+        product: "SQLite",
         family: Family::Embedded,
         listed: true,
         storages: &[],
@@ -111,6 +114,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         engine: Engine::Postgres,
         name: "postgres",
+        product: "PostgreSQL",
         family: Family::Postgres,
         listed: true,
         storages: &[],
@@ -129,6 +133,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         engine: Engine::MariaDb,
         name: "mariadb",
+        product: "MariaDB",
         family: Family::MySql,
         listed: true,
         storages: &["innodb", "rocksdb"],
@@ -140,6 +145,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         engine: Engine::MySql,
         name: "mysql",
+        product: "Oracle MySQL",
         family: Family::MySql,
         listed: true,
         storages: &["innodb", "rocksdb"],
@@ -151,6 +157,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         engine: Engine::Null,
         name: "null",
+        product: "the null target",
         family: Family::Embedded,
         listed: false,
         storages: &[],
@@ -211,12 +218,12 @@ impl Engine {
 
     /// The listed engines' names joined by ", ", for a message that offers them.
     pub fn listed_names(filter: impl Fn(&Entry) -> bool) -> String {
-        REGISTRY
-            .iter()
-            .filter(|e| e.listed && filter(e))
-            .map(|e| e.name)
-            .collect::<Vec<_>>()
-            .join(", ")
+        Engine::names(Engine::listed().filter(|e| filter(e.entry())), ", ")
+    }
+
+    /// `engines`' names joined by `sep`.
+    pub fn names(engines: impl Iterator<Item = Engine>, sep: &str) -> String {
+        engines.map(Engine::name).collect::<Vec<_>>().join(sep)
     }
 }
 
@@ -231,8 +238,10 @@ impl<'de> serde::Deserialize<'de> for Engine {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Engine, D::Error> {
         let name = String::deserialize(d)?;
         Engine::parse(&name).ok_or_else(|| {
+            // Escaped: the name comes from a file, and the sentence must stay one line.
             serde::de::Error::custom(format!(
-                "unknown engine '{name}'; engines are: {}",
+                "unknown engine '{}'; engines are: {}",
+                name.escape_debug(),
                 Engine::listed_names(|_| true)
             ))
         })
@@ -292,9 +301,20 @@ mod tests {
 
     #[test]
     fn build_sources_read_back() {
-        for b in [BuildSource::Npm, BuildSource::Debian] {
+        for b in BuildSource::ALL {
             assert_eq!(BuildSource::parse(b.name()), Some(b));
         }
         assert_eq!(BuildSource::parse("apt"), None);
+    }
+
+    #[test]
+    fn a_name_from_a_file_stays_one_line_in_the_error() {
+        let e = serde_json::from_str::<Engine>("\"my\\nsql\"").unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
+        assert_eq!(
+            serde_json::from_str::<Engine>("\"mariadb\"").unwrap(),
+            Engine::MariaDb
+        );
+        assert_eq!(serde_json::to_string(&Engine::MySql).unwrap(), "\"mysql\"");
     }
 }

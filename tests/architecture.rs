@@ -460,9 +460,13 @@ fn test_code(code: &str) -> Vec<(usize, usize)> {
 /// Where the item starting at `at` ends: after the brace closing its body, or after its `;`.
 fn item_end(code: &str, at: usize) -> usize {
     let mut depth = 0;
+    // Brackets and parentheses: a `;` in `[u8; 2]` does not end the item.
+    let mut inner = 0i32;
     for (k, c) in code[at..].char_indices() {
         match c {
-            ';' if depth == 0 => return at + k + 1,
+            '[' | '(' => inner += 1,
+            ']' | ')' => inner -= 1,
+            ';' if depth == 0 && inner == 0 => return at + k + 1,
             '{' => depth += 1,
             '}' => {
                 depth -= 1;
@@ -556,40 +560,57 @@ fn the_text_check_sees_code_and_not_tests_comments_or_strings() {
     assert_eq!(decides_by_text(after), [".to_string().contains("]);
 }
 
-/// The names the engine registry gives (src/engines.rs). The hidden `null` target's name is
-/// left out: it is also JSON's null, and the null target is matched as `Engine::Null`.
-const ENGINE_NAMES: [&str; 4] = ["\"sqlite\"", "\"postgres\"", "\"mariadb\"", "\"mysql\""];
+/// Every name the engine registry gives, as a string literal: `"sqlite"`, `"postgres"`, ...
+fn engine_names() -> Vec<String> {
+    dbperf::engines::REGISTRY
+        .iter()
+        .map(|e| format!("\"{}\"", e.name))
+        .collect()
+}
 
-/// Where an engine may be named by a string: the registry, and the adapters and server
-/// management that speak to the engine itself (a binary's file name, a maintenance database).
-const MAY_NAME_ENGINES: [&str; 3] = ["src/engines.rs", "src/dbms/", "src/server/"];
+/// A line that writes such a name for something else (a program's file name, a PostgreSQL
+/// role, JSON's null) says so in a comment holding these words.
+const NOT_AN_ENGINE: &str = "not an engine";
 
 /// Engine names written as string literals in the code of `text` (comments and test code left
-/// out).
-fn engine_names_in(text: &str) -> Vec<&'static str> {
+/// out), but on lines that say they are not an engine's.
+fn engine_names_in(text: &str) -> Vec<String> {
     // Test code is found on the fully blanked text (a brace in a string must not end a
     // module); blanking keeps every offset, so its ranges hold in the other text too.
     let mut code = blanked(text, false);
     for (from, to) in test_code(&blank_comments_and_literals(text)) {
         code.replace_range(from..to, &" ".repeat(to - from));
     }
-    ENGINE_NAMES
-        .iter()
-        .copied()
-        .filter(|n| code.contains(n))
-        .collect()
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for n in engine_names() {
+        let named = code.match_indices(n.as_str()).any(|(at, _)| {
+            let line = text[..at].matches('\n').count();
+            !lines.get(line).is_some_and(|l| l.contains(NOT_AN_ENGINE))
+        });
+        if named {
+            found.push(n);
+        }
+    }
+    found
 }
 
 /// An engine is the `Engine` type and its registry entry: code decides by the type (a `match`
 /// fails to compile where a new engine needs a decision), never by comparing a name, which a
-/// new engine would silently fall through.
+/// new engine would silently fall through. The registry itself is the one place that names
+/// them; the examples are held to it too.
 #[test]
 fn engines_are_named_by_the_registry_only() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    for f in files_outside_tests() {
+    let examples = std::fs::read_dir(root.join("examples"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"));
+    for f in files_outside_tests().into_iter().chain(examples) {
         let rel = f.strip_prefix(root).unwrap().to_string_lossy().to_string();
-        if MAY_NAME_ENGINES.iter().any(|m| rel.starts_with(m)) {
+        if rel == "src/engines.rs" {
             continue;
         }
         for n in engine_names_in(&std::fs::read_to_string(&f).unwrap()) {
@@ -598,7 +619,8 @@ fn engines_are_named_by_the_registry_only() {
     }
     assert!(
         found.is_empty(),
-        "engine names outside the registry:\n{}",
+        "engine names outside the registry (a line naming something else says \"{NOT_AN_ENGINE}\" \
+         in a comment):\n{}",
         found.join("\n")
     );
 }
@@ -612,6 +634,18 @@ fn the_engine_name_check_sees_code_literals_only() {
     assert_eq!(
         engine_names_in("match e { \"mariadb\" | \"mysql\" => 1, _ => 0 }"),
         ["\"mariadb\"", "\"mysql\""]
+    );
+    // A line that says what else it names; the same name elsewhere is still seen.
+    let program = "const PG: &str = \"postgres\"; // a program's name, not an engine's\n";
+    assert!(engine_names_in(program).is_empty());
+    let again = format!("{program}let e = \"postgres\";\n");
+    assert_eq!(engine_names_in(&again), ["\"postgres\""]);
+    // Test code whose signature holds an array type is still test code.
+    let arr = "#[cfg(test)]\nfn t(x: [u8; 2]) { let e = \"sqlite\"; }\n";
+    assert!(
+        engine_names_in(arr).is_empty(),
+        "{:?}",
+        engine_names_in(arr)
     );
     // Comments, longer strings and tests are not a decision by name.
     let not = "/// {\"engine\": \"mysql\"}\nlet s = \"sqlite is embedded\";\n\

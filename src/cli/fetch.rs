@@ -100,10 +100,11 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
         return bad_input(format!(
             "name the {engine} version to fetch, e.g. `dbperf fetch {engine} {}`; \
              `dbperf fetch --list {engine}` shows them",
-            if engine == Engine::Postgres {
-                "16.4"
-            } else {
-                "10.11"
+            match engine {
+                Engine::Postgres => "16.4",
+                Engine::MariaDb => "10.11",
+                Engine::MySql => "8.4.3",
+                Engine::Sqlite | Engine::Null => "",
             }
         ));
     };
@@ -211,7 +212,10 @@ fn list(cache: &Cache, engine: Option<Engine>) -> anyhow::Result<i32> {
             }
         }
         if e.entry().builds.is_empty() {
-            out!("{e}: no package source has its builds; use --from with an official tarball");
+            out!(
+                "{e}: no package source has {} builds; use --from with an official tarball",
+                e.entry().product
+            );
         }
     }
     Ok(EXIT_OK)

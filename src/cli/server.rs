@@ -195,22 +195,18 @@ fn ready(
 ) -> anyhow::Result<ServerState> {
     let kind = running.kind;
     let ep = running.endpoint(false, server::DATABASE);
-    let adapter = crate::dbms::ServerAdapter {
-        engine: kind.engine(),
-        rocksdb: false,
-        config_name: "",
-        config_text: "",
-        timeouts: crate::dbms::Timeouts::default(),
-    };
-    adapter.create_database(
+    crate::dbms::create_database(
+        kind.engine(),
         &running.endpoint(false, kind.facts().admin_database),
         server::DATABASE,
+        crate::dbms::Timeouts::default(),
     )?;
     let files = &running.client_files;
     let connect = match kind {
         server::Kind::Postgres => format!(
-            "PGPASSFILE={} psql -h 127.0.0.1 -p {} -U {} {}",
+            "PGPASSFILE={} {} -h 127.0.0.1 -p {} -U {} {}",
             shell_word(&files.client),
+            kind.client_program(),
             running.port,
             ep.user,
             server::DATABASE

@@ -61,8 +61,11 @@ fn status_texts(a: &WriteampArgs, start: &Path) -> anyhow::Result<i32> {
     let name = a.engine.as_deref().unwrap_or_default();
     let Some(engine) = Engine::parse(name).filter(|e| e.family() == Family::MySql) else {
         return bad_input(format!(
-            "--engine {name}: SHOW GLOBAL STATUS text is of the MySQL family ({})",
-            Engine::listed_names(|e| e.family == Family::MySql)
+            "--engine {name}: SHOW GLOBAL STATUS text is MariaDB's or MySQL's ({})",
+            Engine::names(
+                Engine::listed().filter(|e| e.family() == Family::MySql),
+                " or "
+            )
         ));
     };
     let read = |p: &Path| -> anyhow::Result<BTreeMap<String, f64>> {

@@ -17,7 +17,7 @@ pub mod sqlite;
 pub use keep::{Keep, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
 pub use net::MAX_MESSAGE;
-pub use open::{open_embedded, EmbeddedConfig, ServerAdapter};
+pub use open::{create_database, open_embedded, EmbeddedConfig, ServerAdapter};
 
 use crate::engines::Engine;
 use std::fmt;

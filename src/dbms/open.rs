@@ -11,10 +11,11 @@ use crate::engines::Engine;
 
 /// The config of an embedded target (`spec::target::Target::embedded_config`): the adapters
 /// read no target themselves, so spec, which checks targets, uses them without a circle.
+#[derive(Debug)]
 pub struct EmbeddedConfig<'a> {
     pub engine: Engine,
     /// A built-in config's name, or the name of the one `text` holds.
-    pub name: &'a str,
+    pub config_name: &'a str,
     /// From dbperf.toml; None: the built-in config of that name.
     pub text: Option<&'a str>,
     /// Settings layered over the config (SQLite's `--pragma k=v`).
@@ -32,7 +33,7 @@ pub fn open_embedded(
     match config.engine {
         Engine::Sqlite => Ok(Arc::new(sqlite::Sqlite::open(config, work_dir)?)),
         Engine::Null => Ok(Arc::new(
-            null::Null::open(config.name)?.with_timeouts(timeouts),
+            null::Null::open(config.config_name)?.with_timeouts(timeouts),
         )),
         other @ (Engine::Postgres | Engine::MariaDb | Engine::MySql) => {
             anyhow::bail!("{other} is a server engine, not an embedded one")
@@ -69,31 +70,8 @@ impl ServerAdapter<'_> {
         }
     }
 
-    /// Creates database `name` unless it exists, logged in at `admin` (the engine's
-    /// `admin_database`, which always exists).
-    pub fn create_database(&self, admin: &Endpoint, name: &str) -> anyhow::Result<()> {
-        let made = match self.engine {
-            Engine::Postgres => {
-                super::postgres::ensure_database(admin, name).map_err(anyhow::Error::from)
-            }
-            Engine::MariaDb | Engine::MySql => {
-                Mysql::new(admin.clone(), self.flavor()?, self.storage(), "", "")
-                    .with_timeouts(self.timeouts.clone())
-                    .connect()
-                    .and_then(|mut c| {
-                        Ok(c.execute_batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))?)
-                    })
-            }
-            other @ (Engine::Sqlite | Engine::Null) => {
-                anyhow::bail!("{other} is embedded, not a server engine")
-            }
-        };
-        made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
-    }
-
     fn flavor(&self) -> anyhow::Result<Flavor> {
-        Flavor::of(self.engine)
-            .ok_or_else(|| anyhow::anyhow!("{} is not of the MySQL family", self.engine))
+        flavor(self.engine)
     }
 
     fn storage(&self) -> Storage {
@@ -103,4 +81,36 @@ impl ServerAdapter<'_> {
             Storage::InnoDb
         }
     }
+}
+
+/// Creates database `name` on the server of `engine` unless it exists, logged in at `admin`
+/// (the engine's `admin_database`, which always exists).
+pub fn create_database(
+    engine: Engine,
+    admin: &Endpoint,
+    name: &str,
+    timeouts: Timeouts,
+) -> anyhow::Result<()> {
+    let made = match engine {
+        Engine::Postgres => {
+            super::postgres::ensure_database(admin, name).map_err(anyhow::Error::from)
+        }
+        // The storage engine plays no part in CREATE DATABASE.
+        Engine::MariaDb | Engine::MySql => {
+            Mysql::new(admin.clone(), flavor(engine)?, Storage::InnoDb, "", "")
+                .with_timeouts(timeouts)
+                .connect()
+                .and_then(|mut c| {
+                    Ok(c.execute_batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))?)
+                })
+        }
+        other @ (Engine::Sqlite | Engine::Null) => {
+            anyhow::bail!("{other} is embedded, not a server engine")
+        }
+    };
+    made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
+}
+
+fn flavor(engine: Engine) -> anyhow::Result<Flavor> {
+    Flavor::of(engine).ok_or_else(|| anyhow::anyhow!("{engine} is not of the MySQL family"))
 }

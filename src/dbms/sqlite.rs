@@ -113,10 +113,10 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn open(target: &super::EmbeddedConfig, work_dir: &Path) -> anyhow::Result<Sqlite> {
-        let config_name = target.name.to_string();
+    pub fn open(config: &super::EmbeddedConfig, work_dir: &Path) -> anyhow::Result<Sqlite> {
+        let config_name = config.config_name.to_string();
         // (pragma, value, line of the config text it came from: None for --pragma).
-        let declared: Option<Vec<(String, String, Option<usize>)>> = target.text.map(|text| {
+        let declared: Option<Vec<(String, String, Option<usize>)>> = config.text.map(|text| {
             text.lines()
                 .enumerate()
                 .map(|(i, l)| (i + 1, l.trim()))
@@ -141,7 +141,7 @@ impl Sqlite {
                 names.join(", ")
             ));
         };
-        let flags = target
+        let flags = config
             .settings
             .iter()
             .map(|(k, v)| (k.clone(), v.clone(), None));

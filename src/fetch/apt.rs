@@ -66,12 +66,29 @@ const RELEASES: &[Release] = &[
 ];
 
 impl Release {
-    /// The packages of `engine`'s build: the registry gives Debian builds to PostgreSQL and
-    /// MariaDB only (`fetch::fetch` checks), and any other engine is MariaDB's packages.
-    fn packages(&self, engine: Engine) -> Vec<&'static str> {
-        match engine {
-            Engine::Postgres => vec![self.postgres],
-            _ => self.mariadb.to_vec(),
+    /// The packages of a build; the first is the one whose versions are offered.
+    fn packages(&self, build: DebianBuild) -> Vec<&'static str> {
+        match build {
+            DebianBuild::Postgres => vec![self.postgres],
+            DebianBuild::MariaDb => self.mariadb.to_vec(),
+        }
+    }
+}
+
+/// The engines Debian packages, each laid out its own way: the registry gives Debian builds
+/// to PostgreSQL and MariaDB (`fetch::fetch` checks), and any other engine is refused here.
+#[derive(Clone, Copy)]
+enum DebianBuild {
+    Postgres,
+    MariaDb,
+}
+
+fn debian_build(engine: Engine) -> anyhow::Result<DebianBuild> {
+    match engine {
+        Engine::Postgres => Ok(DebianBuild::Postgres),
+        Engine::MariaDb => Ok(DebianBuild::MariaDb),
+        Engine::Sqlite | Engine::MySql | Engine::Null => {
+            anyhow::bail!("Debian has no {} builds", engine.entry().product)
         }
     }
 }
@@ -380,7 +397,7 @@ fn release_offers(
     for r in RELEASES {
         let private = Private::new(cache, r.name)?;
         private.update(p)?;
-        for (v, debver) in private.madison(r.packages(engine)[0])? {
+        for (v, debver) in private.madison(r.packages(debian_build(engine)?)[0])? {
             out.push((r, v, debver));
         }
     }
@@ -444,7 +461,11 @@ fn fetch_one(
     let staging = cache.staging(&format!("{engine}-{key}"))?;
     let debs = staging.dir.join("debs");
     fs::create_dir_all(&debs)?;
-    let pkgs: Vec<String> = r.packages(engine).iter().map(|s| s.to_string()).collect();
+    let pkgs: Vec<String> = r
+        .packages(debian_build(engine)?)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     // A newer release than the host brings its own loader and C library; an older one only
     // the libraries the host does not have.
     let release_libc = private
@@ -535,14 +556,14 @@ fn fetch_one(
             ),
         });
     }
-    let (basedir, server, expect) = match engine {
-        Engine::Postgres => {
+    let (basedir, server, expect) = match debian_build(engine)? {
+        DebianBuild::Postgres => {
             let major = version.0[0];
             let base = format!("usr/lib/postgresql/{major}");
             let server = format!("{base}/bin/postgres");
             (base, server, format!("PostgreSQL) {version}"))
         }
-        _ => (
+        DebianBuild::MariaDb => (
             "usr".to_string(),
             "usr/sbin/mariadbd".to_string(),
             format!("{version}-MariaDB"),

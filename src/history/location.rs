@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::dbms::{Endpoint, Transport};
-use crate::engines::Engine;
 use crate::error::BadInput;
+
+/// The history database's login when neither the location nor PGUSER names one.
+const DEFAULT_USER: &str = "postgres"; // a PostgreSQL role, not an engine's name
 
 pub const DEFAULT_FILE: &str = "dbperf-history.sqlite";
 
@@ -132,12 +134,7 @@ fn finish(
     let user = user
         .filter(|u| !u.is_empty())
         .or_else(|| std::env::var("PGUSER").ok())
-        .unwrap_or_else(|| {
-            Engine::Postgres
-                .server()
-                .map_or("", |s| s.default_user)
-                .into()
-        });
+        .unwrap_or_else(|| DEFAULT_USER.into());
     Endpoint {
         transport,
         password: password.or_else(|| std::env::var("PGPASSWORD").ok()),

@@ -594,7 +594,7 @@ fn flatten(v: &serde_json::Value, path: String, out: &mut BTreeMap<String, Strin
             }
         }
         Value::Null => {
-            out.insert(path, "null".into());
+            out.insert(path, "null".into()); // JSON's null, not an engine's name
         }
         Value::String(s) => {
             out.insert(path, s.clone());

@@ -34,7 +34,7 @@ fn login(kind: Kind, ep: &Endpoint) -> Result<(), Refusal> {
         Kind::Postgres => crate::dbms::postgres::PgConn::connect_with(ep, timeouts())
             .map(|_| ())
             .map_err(|e| Refusal::Refused(e.message)),
-        _ => match mysql_auth::connect(ep, timeouts()) {
+        Kind::MariaDb | Kind::MySql => match mysql_auth::connect(ep, timeouts()) {
             Ok(_) => Ok(()),
             Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
             Err(e) => Err(Refusal::NotYet(e.to_string())),

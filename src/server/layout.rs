@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use super::Kind;
 use crate::error::bad_input;
 
+/// PostgreSQL's server binary.
+const PG_SERVER: &str = "postgres"; // a program's name, not an engine's
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     pub basedir: PathBuf,
@@ -41,7 +44,7 @@ fn debian_postgres() -> Option<PathBuf> {
         .filter_map(|e| {
             let v = e.file_name().to_str()?.parse::<u32>().ok()?;
             let bin = e.path().join("bin");
-            bin.join("postgres").is_file().then_some((v, bin))
+            bin.join(PG_SERVER).is_file().then_some((v, bin))
         })
         .collect();
     versions.sort();
@@ -89,7 +92,7 @@ fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
     let bin =
         match path {
             Some(p) if p.join("bin/postgres").is_file() => p.join("bin"),
-            Some(p) if p.join("postgres").is_file() => p.to_path_buf(),
+            Some(p) if p.join(PG_SERVER).is_file() => p.to_path_buf(),
             Some(p) => {
                 return bad_input(format!(
                     "{} holds no PostgreSQL server: expected bin/postgres or postgres there",
@@ -97,7 +100,7 @@ fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
                 ))
             }
             None => match debian_postgres()
-                .or_else(|| on_path("postgres").and_then(|p| p.parent().map(Path::to_path_buf)))
+                .or_else(|| on_path(PG_SERVER).and_then(|p| p.parent().map(Path::to_path_buf)))
             {
                 Some(b) => b,
                 None => return bad_input(
@@ -112,7 +115,7 @@ fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
     }
     Ok(Layout {
         basedir: bin.parent().unwrap_or(&bin).to_path_buf(),
-        server: bin.join("postgres"),
+        server: bin.join(PG_SERVER),
         init,
         plugin_dir: None,
         working_dir: None,

@@ -60,8 +60,8 @@ impl Kind {
     pub fn client_program(self) -> &'static str {
         match self {
             Kind::Postgres => "psql",
-            Kind::MariaDb => "mariadb",
-            Kind::MySql => "mysql",
+            Kind::MariaDb => "mariadb", // a program's name, not an engine's
+            Kind::MySql => "mysql",     // a program's name, not an engine's
         }
     }
 
@@ -271,8 +271,9 @@ fn death_signal(kind: Kind) -> i32 {
 /// What a target asks of a managed server (`spec::target::Target::server_wanted`). The server
 /// room reads no target itself, so spec, which checks targets and their servers, uses it
 /// without a circle.
+#[derive(Debug)]
 pub struct Wanted<'a> {
-    pub target: &'a str,
+    pub target_name: &'a str,
     pub engine: Engine,
     pub rocksdb: bool,
     /// A PostgreSQL bin directory or a MySQL/MariaDB basedir; None: the installed binaries.
@@ -319,7 +320,7 @@ impl Plan {
             ));
         }
         Ok(Plan {
-            target: t.target.to_string(),
+            target: t.target_name.to_string(),
             kind,
             rocksdb: t.rocksdb,
             layout,
@@ -408,7 +409,7 @@ impl Plan {
         }
         let socket = match self.kind {
             Kind::Postgres => rundir.join(format!(".s.PGSQL.{port}")),
-            _ => rundir.join("mysqld.sock"),
+            Kind::MariaDb | Kind::MySql => rundir.join("mysqld.sock"),
         };
         let reach = secret::Reach {
             postgres: self.kind == Kind::Postgres,
@@ -425,7 +426,7 @@ impl Plan {
                 secret::Scratch::write(&rundir, "init.sql", &secret::mysql_init_sql(&password), u)
                     .map_err(forget_rundir)?,
             ),
-            _ => None,
+            Kind::Postgres | Kind::MySql => None,
         };
         // The log outlives a socket directory made under /tmp (removed with the server).
         let log_dir = if temp_rundir.is_some() { dir } else { &rundir };
@@ -435,7 +436,7 @@ impl Plan {
         let (log, out) = process::private_file(log_dir, "server.log").map_err(forget_rundir)?;
         let mut cmd = match self.kind {
             Kind::Postgres => self.postgres_command(&datadir, &rundir, port),
-            _ => self.mysqld_command(&datadir, &rundir, &log, port),
+            Kind::MariaDb | Kind::MySql => self.mysqld_command(&datadir, &rundir, &log, port),
         };
         if let Some(f) = &init_file {
             // Last, so it is the one mysqld reads (the config's own is refused in for_target).
@@ -708,7 +709,7 @@ impl Plan {
                 Kind::Postgres => {
                     crate::dbms::postgres::ping(&r.endpoint(true, self.kind.facts().admin_database))
                 }
-                _ => {
+                Kind::MariaDb | Kind::MySql => {
                     r.socket.exists() && std::net::TcpStream::connect(("127.0.0.1", r.port)).is_ok()
                 }
             };
@@ -835,4 +836,19 @@ fn check_reachable(dir: &Path, user: Option<&User>) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_a_server_engine_with_its_facts() {
+        for k in [Kind::Postgres, Kind::MariaDb, Kind::MySql] {
+            assert_eq!(Kind::of(k.engine()), Some(k));
+            assert!(!k.facts().admin_user.is_empty(), "{}", k.name());
+        }
+        assert_eq!(Kind::of(Engine::Sqlite), None);
+        assert_eq!(Kind::of(Engine::Null), None);
+    }
 }

@@ -160,7 +160,12 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
         timeouts,
     };
     let admin = running.endpoint(socket, plan.kind.facts().admin_database);
-    adapter.create_database(&admin, server::DATABASE)?;
+    dbms::create_database(
+        adapter.engine,
+        &admin,
+        server::DATABASE,
+        adapter.timeouts.clone(),
+    )?;
     let dbms = adapter.open(&ep)?;
     events.note(
         target,

@@ -44,7 +44,7 @@ impl Target {
     pub fn embedded_config(&self) -> crate::dbms::EmbeddedConfig<'_> {
         crate::dbms::EmbeddedConfig {
             engine: self.engine,
-            name: &self.config,
+            config_name: &self.config,
             text: self.config_text.as_deref(),
             settings: &self.settings,
         }
@@ -53,7 +53,7 @@ impl Target {
     /// What this target asks of the managed server dbperf starts for it.
     pub fn server_wanted(&self) -> crate::server::Wanted<'_> {
         crate::server::Wanted {
-            target: &self.name,
+            target_name: &self.name,
             engine: self.engine,
             rocksdb: self.rocksdb(),
             binaries: self.path.as_deref(),
@@ -131,7 +131,8 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
     )?;
     if !settings.is_empty() && !engine.entry().pragmas {
         return bad_input(format!(
-            "--pragma applies to sqlite targets only, not '{s}'"
+            "--pragma applies to {} targets only, not '{s}'",
+            Engine::listed_names(|e| e.pragmas)
         ));
     }
     if let Some(c) = &config {
@@ -186,7 +187,7 @@ fn check_parts(
     storage: Option<&str>,
     binaries: bool,
 ) -> anyhow::Result<()> {
-    if !engine.entry().listed && (binaries || storage.is_some()) {
+    if engine == Engine::Null && (binaries || storage.is_some()) {
         return bad_input(format!(
             "target '{s}': {engine} takes only a script after ':'"
         ));

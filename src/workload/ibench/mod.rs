@@ -68,7 +68,12 @@ pub enum StatementForms {
 impl StatementForms {
     /// Whether the queries of a step are prepared on this engine.
     pub fn prepares_queries(self, engine: Engine) -> bool {
-        self == StatementForms::Prepared || engine.family() != Family::MySql
+        // As the original's drivers: MySQLdb sends text, psycopg2 and sqlite3 prepare.
+        let original_prepares = match engine.family() {
+            Family::MySql => false,
+            Family::Postgres | Family::Embedded => true,
+        };
+        self == StatementForms::Prepared || original_prepares
     }
 
     pub fn prepares_writes(self) -> bool {
