@@ -437,7 +437,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::input::{KindSeries, Series};
+    use crate::results::series::{KindSeries, Series};
 
     fn target(name: &str, rounds: &[Vec<f64>]) -> TargetResult {
         let step = |r: &Vec<f64>| StepView {
