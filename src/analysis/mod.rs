@@ -2,4 +2,5 @@
 //! does. Reads nothing itself; `report` hands it the values.
 
 pub mod changepoint;
+pub mod rounds;
 pub mod variance;

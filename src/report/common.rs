@@ -2,8 +2,8 @@
 //! the metric columns a step file's `metrics` object brings.
 
 use super::confidence::{self, Subject, Tally};
-use super::input::{StepView, TargetResult};
 use super::model::{Better, Cell, Column, Mark, Row, Table};
+use super::target::{StepView, TargetResult};
 use super::Ctx;
 
 /// A step of a target, or the cell that says why there is no number.

@@ -11,9 +11,9 @@
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::input::{StepView, TargetResult};
 use super::model::{Better, Cell, Mark};
 use super::rules::Thresholds;
+use super::target::{StepView, TargetResult};
 
 /// Resamples per interval: enough for stable 2.5% and 97.5% quantiles.
 const RESAMPLES: usize = 2000;
@@ -448,7 +448,7 @@ mod tests {
             duration_s: r.len() as f64,
             headline: crate::results::Headline {
                 metric: "inserts_per_s".into(),
-                value: crate::report::repeats::median(r.clone()),
+                value: crate::analysis::rounds::median(r.clone()),
                 unit: "rows/s".into(),
             },
             parameters: crate::results::StepParameters {

@@ -16,9 +16,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::common::{state, State};
 use super::confidence::{self, Interval, Tally, MIN_SECONDS};
-use super::input::TargetResult;
 use super::model::{Better, Cell, Column, Kind, Row, Table};
 use super::rules::rel_cell;
+use super::target::TargetResult;
 use super::Ctx;
 use crate::results::decode_histogram;
 
@@ -160,7 +160,7 @@ impl Side {
         let v = (0..self.rounds())
             .map(|r| self.quantile(&self.only(r), q))
             .collect();
-        super::repeats::median(v)
+        crate::analysis::rounds::median(v)
     }
 
     /// One replicate of `median_of_rounds`: rounds drawn with replacement, each drawn copy's
@@ -174,7 +174,7 @@ impl Side {
                 v.push(self.resampled(&one, q, rng));
             }
         }
-        super::repeats::median(v)
+        crate::analysis::rounds::median(v)
     }
 
     /// Rounds drawn with replacement, as counts per round.

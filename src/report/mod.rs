@@ -20,17 +20,19 @@ mod latency;
 mod markdown;
 pub mod model;
 mod profiles;
-pub(crate) mod repeats;
+mod repeats;
+mod rounds;
 pub mod rules;
 mod sysbench;
+mod target;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::BadInput;
-use input::TargetResult;
 use model::{Doc, TargetLabel};
 use rules::Thresholds;
+use target::TargetResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
