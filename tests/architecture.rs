@@ -752,8 +752,8 @@ const CIRCLES_KNOWN: &[&str] = &[];
 /// helper from `mod.rs`, which calls the file): named here until the shared part moves into a
 /// file of its own that both import.
 const CIRCLES_THROUGH_MOD_RS: &[&str] = &[
-    "cli", "dbms", "engine", "fetch", "history", "host", "profile", "report", "results", "server",
-    "session", "workload",
+    "cli", "dbms", "engine", "fetch", "history", "host", "profile", "results", "server", "session",
+    "workload",
 ];
 
 /// Within a room, files import one way: a file never reaches back, through others, to one that
@@ -786,6 +786,66 @@ fn the_files_of_each_room_import_one_way() {
     }
     found.dedup();
     assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+/// The report's files by layer, lowest first (docs/architecture.md, "A report"): loading the
+/// result directories; the parts documents are made of (the model, its rules and number
+/// formats, charts); the sections built from both; their rendering as HTML, Markdown, JSON
+/// and CSV. `mod.rs`, which runs the whole, is above them all.
+const REPORT_LAYERS: &[(&str, &[&str])] = &[
+    ("load", &["target", "input", "hosts", "rounds"]),
+    ("parts", &["model", "rules", "number", "escape", "chart"]),
+    (
+        "sections",
+        &[
+            "context",
+            "common",
+            "confidence",
+            "latency",
+            "devices",
+            "ibench",
+            "sysbench",
+            "details",
+            "profiles",
+            "repeats",
+        ],
+    ),
+    ("render", &["html", "markdown", "export"]),
+];
+
+/// A lower layer of the report never imports a higher one, so loading can be tested without
+/// tables and sections without a renderer.
+#[test]
+fn the_report_is_built_in_layers() {
+    let layer = |m: &[String]| -> Option<usize> {
+        match m.get(1) {
+            None => Some(REPORT_LAYERS.len()),
+            Some(f) => REPORT_LAYERS
+                .iter()
+                .position(|(_, fs)| fs.contains(&f.as_str())),
+        }
+    };
+    let name = |l: usize| REPORT_LAYERS.get(l).map_or("mod.rs", |x| x.0);
+    let in_report = |m: &Vec<String>| m.first().is_some_and(|r| r == "report");
+    let mut breaches = Vec::new();
+    for (m, to) in import_graph().iter().filter(|(m, _)| in_report(m)) {
+        let Some(mine) = layer(m) else {
+            breaches.push(format!("{} is in no layer of REPORT_LAYERS", m.join("::")));
+            continue;
+        };
+        for t in to.iter().filter(|t| in_report(t)) {
+            if let Some(theirs) = layer(t).filter(|l| *l > mine) {
+                breaches.push(format!(
+                    "{} ({}) imports {} ({})",
+                    m.join("::"),
+                    name(mine),
+                    t.join("::"),
+                    name(theirs)
+                ));
+            }
+        }
+    }
+    assert!(breaches.is_empty(), "{}", breaches.join("\n"));
 }
 
 #[test]

@@ -13,7 +13,8 @@ use super::{Filter, Series};
 use crate::analysis::changepoint::Options;
 use crate::error::BadInput;
 use crate::report::chart::{self, Agg, Line, LineChart, Marker, XAxis};
-use crate::report::html::{esc, CSS};
+use crate::report::escape::esc;
+use crate::report::html::CSS;
 use crate::report::model::TargetLabel;
 
 pub const INDEX: &str = "index.html";

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::html::esc;
+use super::escape::esc;
 use super::model::TargetLabel;
 
 /// Longer series are reduced to this many points per line (one per pixel column or so) ...

@@ -2,9 +2,9 @@
 //! the metric columns a step file's `metrics` object brings.
 
 use super::confidence::{self, Subject, Tally};
+use super::context::Ctx;
 use super::model::{Better, Cell, Column, Mark, Row, Table};
 use super::target::{StepView, TargetResult};
-use super::Ctx;
 
 /// A step of a target, or the cell that says why there is no number.
 pub enum State<'a> {

@@ -3,9 +3,9 @@
 //! reverse) is visible.
 
 use super::common::{state, State};
+use super::context::Ctx;
 use super::model::{Better, Cell, Column, Kind, Row, Table};
 use super::rules::fmt_sig;
-use super::Ctx;
 use crate::results::hardware::{DeviceIo, IoRates};
 
 type Field = fn(&IoRates) -> Option<f64>;

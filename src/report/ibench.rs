@@ -9,10 +9,10 @@ use super::common::{
     sanitize, state, State, HW_METRICS,
 };
 use super::confidence;
+use super::context::Ctx;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_int, fmt_ms, fmt_rate, fmt_sig, pct_text, quartiles, rel_cell, shade};
 use super::target::{StepView, TargetResult};
-use super::Ctx;
 use crate::analysis::variance;
 
 const LOADS: [&str; 4] = ["l.i0", "l.x", "l.i1", "l.i2"];

@@ -16,10 +16,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::common::{state, State};
 use super::confidence::{self, Interval, Tally, MIN_SECONDS};
+use super::context::Ctx;
 use super::model::{Better, Cell, Column, Kind, Row, Table};
 use super::rules::rel_cell;
 use super::target::TargetResult;
-use super::Ctx;
 use crate::results::decode_histogram;
 
 /// Resamples per interval, as for throughput.

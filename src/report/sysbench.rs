@@ -10,10 +10,10 @@ use super::common::{
     sanitize, state, State, SB_METRICS,
 };
 use super::confidence;
+use super::context::Ctx;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
 use super::target::{StepView, TargetResult};
-use super::Ctx;
 
 /// The summary groups, in the order the blog posts show them.
 pub const GROUPS: [(&str, &str); 4] = [
