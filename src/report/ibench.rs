@@ -11,7 +11,8 @@ use super::common::{
 use super::confidence;
 use super::context::Ctx;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
-use super::rules::{fmt_int, fmt_ms, fmt_rate, fmt_sig, pct_text, quartiles, rel_cell, shade};
+use super::number;
+use super::rules::{quartiles, rel_cell, shade};
 use super::target::{StepView, TargetResult};
 use crate::analysis::variance;
 
@@ -91,7 +92,7 @@ fn describe_run(ctx: &Ctx) -> String {
         ("l.i2", "rows_l_i2"),
     ]
     .iter()
-    .filter_map(|(s, k)| n(k).map(|v| format!("{s} {}", fmt_rate(v as f64))))
+    .filter_map(|(s, k)| n(k).map(|v| format!("{s} {}", number::rate(v as f64))))
     .collect();
     if !rows.is_empty() {
         parts.push(format!("rows per client: {}", rows.join(", ")));
@@ -168,7 +169,7 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
                     let h = headline(v);
                     let sla_ok = v.sla.as_ref().and_then(|x| x.met) != Some(false);
                     let mut c = match h {
-                        Some(h) => Cell::num(h, fmt_rate(h)),
+                        Some(h) => Cell::num(h, number::rate(h)),
                         None => Cell::gap("no headline"),
                     };
                     if !sla_ok {
@@ -296,9 +297,11 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
                     State::Ok(v) => match &v.sla {
                         Some(x) => {
                             targets[c].push(x.target_rows_per_s);
-                            let cell =
-                                Cell::num(x.achieved_rows_per_s, fmt_rate(x.achieved_rows_per_s))
-                                    .note(sla_note(v));
+                            let cell = Cell::num(
+                                x.achieved_rows_per_s,
+                                number::rate(x.achieved_rows_per_s),
+                            )
+                            .note(sla_note(v));
                             if x.met == Some(false) {
                                 cell.mark(Mark::SlaMissed)
                             } else {
@@ -320,11 +323,13 @@ fn summary(ctx: &Ctx, steps: &[String]) -> Section {
         let cells = targets
             .iter()
             .map(|v| match v.first() {
-                Some(first) if v.iter().all(|x| x == first) => Cell::num(*first, fmt_rate(*first)),
+                Some(first) if v.iter().all(|x| x == first) => {
+                    Cell::num(*first, number::rate(*first))
+                }
                 Some(_) => Cell::text("varies").note(format!(
                     "targets differ: {}",
                     v.iter()
-                        .map(|x| fmt_rate(*x))
+                        .map(|x| number::rate(*x))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )),
@@ -350,8 +355,8 @@ fn sla_note(v: &StepView) -> String {
     match &v.sla {
         Some(x) => format!(
             "background inserts {} of {} rows/s ({:.1}%): SLA {}",
-            fmt_rate(x.achieved_rows_per_s),
-            fmt_rate(x.target_rows_per_s),
+            number::rate(x.achieved_rows_per_s),
+            number::rate(x.target_rows_per_s),
             if x.target_rows_per_s > 0.0 {
                 x.achieved_rows_per_s / x.target_rows_per_s * 100.0
             } else {
@@ -618,7 +623,7 @@ fn metrics_tables(
                     .iter()
                     .zip(&columns)
                     .map(|(x, c)| match x {
-                        Some(x) => Cell::num(*x, fmt_col(&c.key, *x)),
+                        Some(x) => Cell::num(*x, column_number(&c.key, *x)),
                         None => Cell::gap("not in this target's result"),
                     })
                     .collect();
@@ -667,12 +672,15 @@ fn metrics_tables(
     (abs, rel)
 }
 
-fn fmt_col(key: &str, v: f64) -> String {
+/// A metrics column's number in the style of what the column holds (`number`): rates as rates,
+/// the largest latency and the step's seconds as latencies are, every other figure to 3
+/// significant digits.
+fn column_number(key: &str, v: f64) -> String {
     match key {
-        "ips" | "qps" | "rps" | "wps" | "csps" => fmt_rate(v),
-        k if k.ends_with("_interval") => fmt_rate(v),
-        "maxop" | "secs" => fmt_ms(v),
-        _ => fmt_sig(v),
+        "ips" | "qps" | "rps" | "wps" | "csps" => number::rate(v),
+        k if k.ends_with("_interval") => number::rate(v),
+        "maxop" | "secs" => number::ms(v),
+        _ => number::sig(v),
     }
 }
 
@@ -738,11 +746,11 @@ fn buckets_table(ctx: &Ctx, step: &str, op: &str) -> Table {
                         .iter()
                         .map(|n| {
                             let pct = *n as f64 / o.count as f64 * 100.0;
-                            Cell::num(pct, pct_text(pct)).mark(Mark::Shade(shade(pct)))
+                            Cell::num(pct, number::bucket_pct(pct)).mark(Mark::Shade(shade(pct)))
                         })
                         .collect();
                     let m = o.max_ms;
-                    cells.push(Cell::num(m, fmt_ms(m)));
+                    cells.push(Cell::num(m, number::ms(m)));
                     (cells, None, Some(m))
                 }
                 Some(_) => {
@@ -837,20 +845,20 @@ fn percentiles_table(ctx: &Ctx, step: &str, op: &str) -> Table {
                     let ms = |f: fn(&crate::results::Percentiles) -> f64| -> Cell {
                         if o.count > 0 {
                             let v = f(l) / 1000.0;
-                            Cell::num(v, fmt_ms(v))
+                            Cell::num(v, number::ms(v))
                         } else {
                             Cell::gap("no latency recorded")
                         }
                     };
                     let svc = if o.count > 0 {
                         let p99 = o.service_us.p99 / 1000.0;
-                        Cell::num(p99, fmt_ms(p99))
+                        Cell::num(p99, number::ms(p99))
                     } else {
                         Cell::gap("no service time recorded")
                     };
                     (
                         vec![
-                            Cell::num(o.count as f64, fmt_int(o.count)),
+                            Cell::num(o.count as f64, number::int(o.count)),
                             Cell::num(o.errors as f64, o.errors.to_string()),
                             ms(|l| l.mean),
                             ms(|l| l.p50),
@@ -911,7 +919,7 @@ fn charts(ctx: &Ctx, step: &str) -> Vec<Chart> {
             let Some(k) = series.kind(kind) else { continue };
             if kind == "insert" {
                 if let Some(r) = series.target_rows_per_s {
-                    reference = Some((r, format!("target {} rows/s", fmt_rate(r))));
+                    reference = Some((r, format!("target {} rows/s", number::rate(r))));
                 }
             }
             let keep: Vec<usize> = (0..series.t.len())
@@ -1047,7 +1055,7 @@ fn variance_table(ctx: &Ctx, step: &str) -> Option<Table> {
                 .unwrap_or_default();
             match variance::of(&vals) {
                 Some(v) => {
-                    cells.push(Cell::num(v.mean, fmt_rate(v.mean)));
+                    cells.push(Cell::num(v.mean, number::rate(v.mean)));
                     let f = variance::flag(w, &v, ctx.cv_flag_pct);
                     cells.push(match v.cv {
                         Some(cv) => {
@@ -1055,8 +1063,8 @@ fn variance_table(ctx: &Ctx, step: &str) -> Option<Table> {
                                 Cell::num(cv * 100.0, format!("{:.1}", cv * 100.0)).note(format!(
                                     "over {} full seconds: min {}, max {}",
                                     v.seconds,
-                                    fmt_rate(v.min),
-                                    fmt_rate(v.max)
+                                    number::rate(v.min),
+                                    number::rate(v.max)
                                 ));
                             if cv * 100.0 > ctx.cv_flag_pct {
                                 c.mark(Mark::Worse)

@@ -21,6 +21,7 @@ pub mod input;
 mod latency;
 mod markdown;
 pub mod model;
+pub mod number;
 mod profiles;
 mod repeats;
 mod rounds;

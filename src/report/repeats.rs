@@ -5,18 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
+use super::number;
 use super::target::TargetResult;
 use crate::analysis::rounds::median;
-
-fn fmt(v: f64) -> String {
-    if !v.is_finite() {
-        "—".into()
-    } else if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
 
 /// The Repeats section: per target and step, each round's headline, the median the tables
 /// show, and the spread (max − min) / median. None when no target was repeated.
@@ -93,7 +84,7 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
                 .repeats
                 .iter()
                 .map(|r| match per.get(&r.round().unwrap_or(0)) {
-                    Some(v) => Cell::num(*v, fmt(*v)),
+                    Some(v) => Cell::num(*v, number::whole_or_2(*v)),
                     None => Cell::gap("the step has no result in this round"),
                 })
                 .collect();
@@ -107,7 +98,7 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
             };
             for v in [med, lo, hi, spread] {
                 cells.push(if v.is_finite() {
-                    Cell::num(v, fmt(v))
+                    Cell::num(v, number::whole_or_2(v))
                 } else {
                     Cell::gap("not enough rounds")
                 });

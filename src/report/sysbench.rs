@@ -12,7 +12,8 @@ use super::common::{
 use super::confidence;
 use super::context::Ctx;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
-use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
+use super::number;
+use super::rules::{quartiles, rel_cell};
 use super::target::{StepView, TargetResult};
 use crate::analysis::summary;
 
@@ -229,7 +230,7 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
                 State::Ok(s) => {
                     let v = qps(s);
                     cells.push(match v {
-                        Some(v) => Cell::num(v, fmt_rate(v)),
+                        Some(v) => Cell::num(v, number::rate(v)),
                         None => Cell::gap("no QPS in the step file"),
                     });
                     vals.push(v);
@@ -488,7 +489,7 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
                         cells: v
                             .iter()
                             .map(|x| match x {
-                                Some(x) => Cell::num(*x, fmt_sig(*x)),
+                                Some(x) => Cell::num(*x, number::sig(*x)),
                                 None => Cell::gap("not in this target's result"),
                             })
                             .collect(),
