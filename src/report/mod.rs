@@ -2,9 +2,11 @@
 //! or slower, and why (docs/report.md). Reads result files only, never a DBMS, so a report can
 //! be rebuilt anywhere from the directories alone.
 //!
-//! `input` reads and checks results; `ibench`, `sysbench` and `details` build one document model
-//! (`model`) with the original report's rules (`rules`) and SVG charts (`chart`); `html`,
-//! `markdown` and `export` (CSV, JSON) write that model out.
+//! In layers, each importing only its own and lower ones (docs/architecture.md, "A report"):
+//! loading (`input` reads and checks results into `target`'s types, `hosts`, `rounds`); the
+//! parts of a document (`model`, `rules`, `number`, `escape`, `chart`); the sections built from
+//! them (`ibench`, `sysbench`, `details`, ... with `analysis` for the statistics); and `html`,
+//! `markdown` and `export` (CSV, JSON), which write the one model out.
 
 pub mod chart;
 mod common;
