@@ -317,6 +317,19 @@ fn reports_read_results_only() {
 }
 
 #[test]
+fn analysis_is_statistics_over_numbers_it_is_given() {
+    // Reports, the history and the CLI call it; it reads nothing and calls none of them.
+    walls(
+        "analysis",
+        &[],
+        &[
+            "report", "history", "cli", "session", "runner", "dbms", "server", "metrics",
+            "workload", "fetch",
+        ],
+    );
+}
+
+#[test]
 fn fetch_gets_builds_and_starts_nothing() {
     // It may recognise a build's layout (server::layout) but never run a server or a benchmark.
     walls(
@@ -670,4 +683,413 @@ fn the_engine_registry_uses_no_room() {
         .filter(|r| r != "engines")
         .collect();
     assert!(rooms.is_empty(), "src/engines.rs uses {rooms:?}");
+}
+
+/// The module paths `text` names, each as far as it is written (`use super::{model::Cell,
+/// rules}` in `report::ibench` names `report::model::Cell` and `report::rules`): paths from
+/// `crate`, `dbperf`, `super` and `self`, and paths through the file's own child modules
+/// (`children`: what `mod.rs` calls its files by). Comments and literals are not code.
+fn paths_named(text: &str, module: &[&str], children: &[String]) -> Vec<Vec<String>> {
+    let code = blank_comments_and_literals(text);
+    let b = code.as_bytes();
+    let mods = inline_modules(&code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts_word = i == 0 || !is_ident(b[i - 1]) && b[i - 1] != b':';
+        if !starts_word || !is_ident(b[i]) {
+            i += 1;
+            continue;
+        }
+        let word = ident_at(&code, i);
+        let after = i + word.len();
+        if !code[after..].starts_with("::") {
+            i = after.max(i + 1);
+            continue;
+        }
+        let mut here: Vec<String> = module.iter().map(|m| m.to_string()).collect();
+        here.extend(enclosing_modules(&mods, i));
+        let (base, rest_at): (Vec<String>, usize) = match word {
+            "crate" | "dbperf" => (Vec::new(), after + 2),
+            "self" => (here, after + 2),
+            "super" => {
+                let mut j = i;
+                while code[j..].starts_with("super::") {
+                    here.pop();
+                    j += "super::".len();
+                }
+                (here, j)
+            }
+            w if children.iter().any(|c| c == w) && enclosing_modules(&mods, i).is_empty() => {
+                (here, i)
+            }
+            _ => {
+                i = after;
+                continue;
+            }
+        };
+        for tail in use_tree(&code[rest_at..]) {
+            let mut p = base.clone();
+            p.extend(tail);
+            out.push(p);
+        }
+        i = after;
+    }
+    out
+}
+
+/// The paths of a use tree's remainder: `a::b::C` is `[a, b, C]`; `a::{b, c::D}` is `[a, b]`
+/// and `[a, c, D]`; `self` in a group is the group's own path.
+fn use_tree(rest: &str) -> Vec<Vec<String>> {
+    let rest = rest.trim_start();
+    if let Some(inner) = rest.strip_prefix('{') {
+        let mut out = Vec::new();
+        let mut depth = 0;
+        let mut start = 0;
+        for (k, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    out.extend(use_tree(&inner[start..k]));
+                    return out;
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.extend(use_tree(&inner[start..k]));
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        return out;
+    }
+    let word = ident_at(rest, 0);
+    if word.is_empty() {
+        // A glob (`super::*`) names the module it is in.
+        return if rest.starts_with('*') {
+            vec![Vec::new()]
+        } else {
+            Vec::new()
+        };
+    }
+    if word == "self" {
+        return vec![Vec::new()];
+    }
+    let after = &rest[word.len()..];
+    match after.strip_prefix("::") {
+        Some(more) => use_tree(more)
+            .into_iter()
+            .map(|mut t| {
+                t.insert(0, word.to_string());
+                t
+            })
+            .collect(),
+        None => vec![vec![word.to_string()]],
+    }
+}
+
+/// Which file of `files` (module paths) a path lands in: the longest one it starts with.
+fn file_of<'a>(path: &[String], files: &'a [Vec<String>]) -> Option<&'a Vec<String>> {
+    files
+        .iter()
+        .filter(|f| !f.is_empty() && path.starts_with(f))
+        .max_by_key(|f| f.len())
+}
+
+/// Every source file's module path and the files it imports (itself left out).
+fn import_graph() -> Vec<(Vec<String>, Vec<Vec<String>>)> {
+    let all = files("");
+    let modules: Vec<Vec<String>> = all.iter().map(|f| module_of(f)).collect();
+    let mut out = Vec::new();
+    for (f, m) in all.iter().zip(&modules) {
+        let children: Vec<String> = modules
+            .iter()
+            .filter(|c| c.len() == m.len() + 1 && c.starts_with(m))
+            .map(|c| c[m.len()].clone())
+            .collect();
+        let me: Vec<&str> = m.iter().map(String::as_str).collect();
+        // A unit test may reach a file that imports its own (a fixture, the other end of a
+        // protocol); what counts is what the code under it needs.
+        let text = without_test_code(&std::fs::read_to_string(f).unwrap());
+        let mut to: Vec<Vec<String>> = Vec::new();
+        for p in paths_named(&text, &me, &children) {
+            if let Some(t) = file_of(&p, &modules) {
+                if t != m && !to.contains(t) {
+                    to.push(t.clone());
+                }
+            }
+        }
+        out.push((m.clone(), to));
+    }
+    out
+}
+
+/// An import circle among the files of `room`, as `a -> b -> a`; None when there is none.
+/// `parents`: whether a `mod.rs` and the files under it count too (a file taking a type from
+/// its `mod.rs`, which calls the file, is a circle), or only files beside each other.
+fn circle_in(
+    room: &str,
+    graph: &[(Vec<String>, Vec<Vec<String>>)],
+    parents: bool,
+) -> Option<String> {
+    let inside = |m: &Vec<String>| m.first().is_some_and(|r| r == room);
+    let nodes: Vec<&Vec<String>> = graph.iter().map(|(m, _)| m).filter(|m| inside(m)).collect();
+    let next = |m: &Vec<String>| -> Vec<&Vec<String>> {
+        let kin = |t: &Vec<String>| t.starts_with(m) || m.starts_with(t);
+        graph
+            .iter()
+            .find(|(n, _)| n == m)
+            .map(|(_, to)| {
+                to.iter()
+                    .filter(|t| inside(t) && (parents || !kin(t)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // Depth-first, keeping the path: a node met again on the path closes a circle.
+    fn walk<'a>(
+        m: &'a Vec<String>,
+        next: &dyn Fn(&Vec<String>) -> Vec<&'a Vec<String>>,
+        path: &mut Vec<&'a Vec<String>>,
+        done: &mut Vec<&'a Vec<String>>,
+    ) -> Option<String> {
+        if let Some(k) = path.iter().position(|p| *p == m) {
+            let mut c: Vec<String> = path[k..].iter().map(|p| p.join("::")).collect();
+            c.push(m.join("::"));
+            return Some(c.join(" -> "));
+        }
+        if done.contains(&m) {
+            return None;
+        }
+        path.push(m);
+        for n in next(m) {
+            if let Some(c) = walk(n, next, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.push(m);
+        None
+    }
+    let mut done = Vec::new();
+    for n in nodes {
+        if let Some(c) = walk(n, &next, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// Rooms whose files beside each other still import in a circle, each named here until it is
+/// untied.
+const CIRCLES_KNOWN: &[&str] = &[];
+
+/// Rooms whose `mod.rs` and a file under it import each other (the file takes a type or a
+/// helper from `mod.rs`, which calls the file): named here until the shared part moves into a
+/// file of its own that both import.
+const CIRCLES_THROUGH_MOD_RS: &[&str] = &[
+    "cli", "dbms", "fetch", "history", "host", "profile", "results", "runner", "server", "session",
+    "workload",
+];
+
+/// Within a room, files import one way: a file never reaches back, through others, to one that
+/// imports it. A circle makes every file of it depend on all the others, so none can be read,
+/// tested or moved alone (report's loading, host check and repeats once were one such knot).
+/// Files beside each other hold to it in every room; a `mod.rs` with the files under it, in
+/// the rooms not named in `CIRCLES_THROUGH_MOD_RS`.
+#[test]
+fn the_files_of_each_room_import_one_way() {
+    let graph = import_graph();
+    let mut rooms: Vec<String> = graph
+        .iter()
+        .filter(|(m, _)| m.len() > 1)
+        .map(|(m, _)| m[0].clone())
+        .collect();
+    rooms.sort();
+    rooms.dedup();
+    let mut found = Vec::new();
+    for room in &rooms {
+        for (parents, known) in [(false, CIRCLES_KNOWN), (true, CIRCLES_THROUGH_MOD_RS)] {
+            match (
+                circle_in(room, &graph, parents),
+                known.contains(&room.as_str()),
+            ) {
+                (Some(c), false) => found.push(c),
+                (None, true) => found.push(format!("{room} has no such circle left: unname it")),
+                _ => {}
+            }
+        }
+    }
+    found.dedup();
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+/// The report's files by layer, lowest first (docs/architecture.md, "A report"): loading the
+/// result directories; the parts documents are made of (the model, its rules and number
+/// formats, charts); the sections built from both; their rendering as HTML, Markdown, JSON
+/// and CSV. `mod.rs`, which runs the whole, is above them all.
+const REPORT_LAYERS: &[(&str, &[&str])] = &[
+    ("load", &["target", "input", "hosts", "rounds"]),
+    ("parts", &["model", "rules", "number", "escape", "chart"]),
+    (
+        "sections",
+        &[
+            "context",
+            "common",
+            "confidence",
+            "latency",
+            "devices",
+            "ibench",
+            "sysbench",
+            "details",
+            "profiles",
+            "repeats",
+        ],
+    ),
+    ("render", &["html", "markdown", "export"]),
+];
+
+/// A lower layer of the report never imports a higher one, so loading can be tested without
+/// tables and sections without a renderer.
+#[test]
+fn the_report_is_built_in_layers() {
+    let layer = |m: &[String]| -> Option<usize> {
+        match m.get(1) {
+            None => Some(REPORT_LAYERS.len()),
+            Some(f) => REPORT_LAYERS
+                .iter()
+                .position(|(_, fs)| fs.contains(&f.as_str())),
+        }
+    };
+    let name = |l: usize| REPORT_LAYERS.get(l).map_or("mod.rs", |x| x.0);
+    let in_report = |m: &Vec<String>| m.first().is_some_and(|r| r == "report");
+    let mut breaches = Vec::new();
+    for (m, to) in import_graph().iter().filter(|(m, _)| in_report(m)) {
+        let Some(mine) = layer(m) else {
+            breaches.push(format!("{} is in no layer of REPORT_LAYERS", m.join("::")));
+            continue;
+        };
+        for t in to.iter().filter(|t| in_report(t)) {
+            if let Some(theirs) = layer(t).filter(|l| *l > mine) {
+                breaches.push(format!(
+                    "{} ({}) imports {} ({})",
+                    m.join("::"),
+                    name(mine),
+                    t.join("::"),
+                    name(theirs)
+                ));
+            }
+        }
+    }
+    assert!(breaches.is_empty(), "{}", breaches.join("\n"));
+}
+
+#[test]
+fn the_import_graph_sees_groups_children_and_super() {
+    let names = |text: &str, module: &[&str], kids: &[&str]| -> Vec<String> {
+        let kids: Vec<String> = kids.iter().map(|k| k.to_string()).collect();
+        paths_named(text, module, &kids)
+            .iter()
+            .map(|p| p.join("::"))
+            .collect()
+    };
+    assert_eq!(
+        names(
+            "use super::{model::{Cell, Row}, rules, self as me};\n\
+             let x = crate::results::X; let v = super::model::Value::Num(1.0);\n\
+             mod tests { use super::*; }",
+            &["report", "ibench"],
+            &[]
+        ),
+        [
+            "report::model::Cell",
+            "report::model::Row",
+            "report::rules",
+            "report",
+            "results::X",
+            "report::model::Value::Num",
+            "report::ibench"
+        ]
+    );
+    // mod.rs calls its files by their names; a name inside an inline module is not theirs.
+    assert_eq!(
+        names(
+            "use input::TargetResult;\nfn f() { ibench::build(); }\nmod t { fn g() { ibench::x(); } }",
+            &["report"],
+            &["ibench", "input"]
+        ),
+        ["report::input::TargetResult", "report::ibench::build"]
+    );
+    let files = vec![
+        vec!["report".to_string()],
+        vec!["report".to_string(), "model".to_string()],
+    ];
+    let p: Vec<String> = ["report", "model", "Cell"]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    assert_eq!(file_of(&p, &files), Some(&files[1]));
+}
+
+/// The rooms import one way too: no room reaches back, through others, to a room that imports
+/// it (spec once used the adapters and the server management, which read its targets). Test
+/// files (`tests.rs`) are left out: a test may drive the room it checks from anywhere.
+#[test]
+fn the_rooms_import_one_way() {
+    let mut edges: Vec<(String, String)> = Vec::new();
+    for (m, to) in import_graph() {
+        if m.is_empty() || m.last().is_some_and(|x| x == "tests") {
+            continue;
+        }
+        for t in to {
+            let (a, b) = (m[0].clone(), t.first().cloned().unwrap_or_default());
+            if !b.is_empty() && a != b && !edges.contains(&(a.clone(), b.clone())) {
+                edges.push((a, b));
+            }
+        }
+    }
+    assert!(
+        edges.iter().any(|(a, b)| a == "session" && b == "dbms"),
+        "the graph sees rooms: {edges:?}"
+    );
+    assert_eq!(room_circle(&edges), None);
+    // The check finds a circle when there is one.
+    let mut circled = edges.clone();
+    circled.push(("dbms".into(), "session".into()));
+    assert!(room_circle(&circled).is_some());
+}
+
+/// A circle among `edges` (room -> room it imports), as `a -> b -> a`; None when there is none.
+fn room_circle(edges: &[(String, String)]) -> Option<String> {
+    fn visit(
+        at: &str,
+        edges: &[(String, String)],
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Option<String> {
+        if let Some(k) = path.iter().position(|p| p == at) {
+            let mut c = path[k..].to_vec();
+            c.push(at.to_string());
+            return Some(c.join(" -> "));
+        }
+        if done.iter().any(|d| d == at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for (_, b) in edges.iter().filter(|(a, _)| a == at) {
+            if let Some(c) = visit(b, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.push(at.to_string());
+        None
+    }
+    let mut done = Vec::new();
+    for (a, _) in edges {
+        if let Some(c) = visit(a, edges, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
 }

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::analysis::variance;
 use crate::error::BadInput;
-use crate::report::input::{read_series, Series};
+use crate::results::series::{read_series, Series};
 use crate::results::{self, RunFile, StepFile};
 
 /// One run of one target, as the `dbperf_runs` table holds it.

@@ -16,8 +16,9 @@ pub use changes::Change;
 pub use location::{Location, DEFAULT_FILE};
 
 use crate::error::BadInput;
+use crate::report::number;
 use import::{Imported, Measurement, RunRecord};
-use store::{lit, lit_opt, num, Store};
+use store::{lit, lit_opt, Store};
 
 /// Version of the tables below; a database from a newer dbperf is refused.
 pub const SCHEMA: u32 = 1;
@@ -303,7 +304,7 @@ fn insert_measurements(r: &RunRecord, rows: &[Measurement]) -> String {
                 lit(&m.step),
                 lit(&m.op),
                 lit(&m.metric),
-                num(m.value),
+                number::exact(m.value),
                 lit(&m.unit)
             )
         })

@@ -13,8 +13,10 @@ use super::{Filter, Series};
 use crate::analysis::changepoint::Options;
 use crate::error::BadInput;
 use crate::report::chart::{self, Agg, Line, LineChart, Marker, XAxis};
-use crate::report::html::{esc, CSS};
+use crate::report::escape::esc;
+use crate::report::html::CSS;
 use crate::report::model::TargetLabel;
+use crate::report::number;
 
 pub const INDEX: &str = "index.html";
 pub const CHANGES: &str = "changes.json";
@@ -375,8 +377,8 @@ fn series_section(o: &mut String, id: &str, s: &Series, cs: &[&Change]) {
             c.runs,
             esc(&c.build_before),
             esc(&c.build_after),
-            chart::axis_num(c.mean_before),
-            chart::axis_num(c.mean_after),
+            number::axis(c.mean_before),
+            number::axis(c.mean_after),
             rel(c),
             c.p_value,
             yes(c.host_changed),

@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::html::esc;
+use super::escape::esc;
 use super::model::TargetLabel;
+use super::number;
 
 /// Longer series are reduced to this many points per line (one per pixel column or so) ...
 pub const MAX_POINTS: usize = 600;
@@ -146,29 +147,6 @@ fn nice_step(span: f64, n: f64) -> f64 {
     m * mag
 }
 
-/// Axis numbers: 1.2M, 350k, 0.5.
-pub fn axis_num(v: f64) -> String {
-    let a = v.abs();
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if a >= 1e9 {
-        trim(format!("{:.2}", v / 1e9)) + "G"
-    } else if a >= 1e6 {
-        trim(format!("{:.2}", v / 1e6)) + "M"
-    } else if a >= 1e4 {
-        trim(format!("{:.1}", v / 1e3)) + "k"
-    } else if a >= 1.0 || a == 0.0 {
-        trim(format!("{v:.2}"))
-    } else {
-        trim(format!("{v:.4}"))
-    }
-}
-
 fn svg_open(out: &mut String, w: f64, h: f64, title: &str) {
     let _ = write!(
         out,
@@ -254,7 +232,7 @@ pub fn line_svg(c: &LineChart) -> String {
             W - MR,
             ML - 6.0,
             y + 4.0,
-            axis_num(*t)
+            number::axis(*t)
         );
     }
     let xstep = match c.x_axis {
@@ -269,7 +247,7 @@ pub fn line_svg(c: &LineChart) -> String {
             H - MB,
             H - MB + 4.0,
             H - MB + 16.0,
-            axis_num(x)
+            number::axis(x)
         );
     }
     let _ = write!(
@@ -441,7 +419,7 @@ pub fn bar_svg(c: &BarChart) -> String {
             r#"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="xt">{}</text>"#,
             top + plot_h,
             top + plot_h + 14.0,
-            axis_num((v * 1000.0).round() / 1000.0)
+            number::axis((v * 1000.0).round() / 1000.0)
         );
     }
     let _ = write!(

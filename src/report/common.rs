@@ -2,9 +2,10 @@
 //! the metric columns a step file's `metrics` object brings.
 
 use super::confidence::{self, Subject, Tally};
-use super::input::{StepView, TargetResult};
+use super::context::Ctx;
 use super::model::{Better, Cell, Column, Mark, Row, Table};
-use super::Ctx;
+use super::target::{StepView, TargetResult};
+use crate::analysis::welch;
 
 /// A step of a target, or the cell that says why there is no number.
 pub enum State<'a> {
@@ -477,7 +478,7 @@ pub fn relative_rows(
                             }
                             let iv = match (cell.value, rounds.get(r), rounds.get(base)) {
                                 (super::model::Value::Num(ratio), Some(t), Some(b)) => {
-                                    confidence::rounds_interval(&t[c], &b[c], ratio)
+                                    welch::rounds_interval(&t[c], &b[c], ratio)
                                 }
                                 _ => None,
                             };

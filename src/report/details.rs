@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::input::TargetResult;
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
+use super::target::TargetResult;
 
 /// Keys that say which machine it was; a difference means "different hosts".
 const IDENTITY: &[&str] = &["hostname", "cpu_model", "cpus_online", "cores", "memory_kb"];

@@ -3,9 +3,9 @@
 //! reverse) is visible.
 
 use super::common::{state, State};
+use super::context::Ctx;
 use super::model::{Better, Cell, Column, Kind, Row, Table};
-use super::rules::fmt_sig;
-use super::Ctx;
+use super::number;
 use crate::results::hardware::{DeviceIo, IoRates};
 
 type Field = fn(&IoRates) -> Option<f64>;
@@ -70,7 +70,7 @@ pub fn table(ctx: &Ctx, suite: &'static str, step: &str, only_if_several: bool) 
                 cells: COLUMNS
                     .iter()
                     .map(|(_, _, _, _, f)| match f(&d.io) {
-                        Some(v) => Cell::num(v, fmt_sig(v)),
+                        Some(v) => Cell::num(v, number::sig(v)),
                         None => Cell::gap("none completed"),
                     })
                     .collect(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::input::TargetResult;
+use super::target::TargetResult;
 use crate::error::BadInput;
 
 /// What makes two machines different hardware; the hostname alone does not.

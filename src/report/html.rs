@@ -3,26 +3,12 @@
 
 use std::fmt::Write;
 
+use super::escape::esc;
 use super::model::{Better, Block, Cell, Doc, Kind, Mark, Section, Table, Value};
 
 /// The report's stylesheet, shared by the history report so both pages look alike.
 pub const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
-
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 /// `x` in prose becomes <code>x</code> (the same text reads as code in Markdown).
 fn code(s: &str) -> String {

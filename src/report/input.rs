@@ -10,114 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::hosts;
+use super::target::{StepView, TargetResult};
+use super::{hosts, rounds};
 use crate::error::BadInput;
 use crate::results::campaign::{read_journal, CellState, JOURNAL};
-use crate::results::{self, Headline, OpStats, RunFile, Sla, Status, StepFile, StepParameters};
-
-/// One target's result: `run.json` plus its step files, in the order they were planned.
-#[derive(Debug, Clone)]
-pub struct TargetResult {
-    pub dir: PathBuf,
-    pub run: RunFile,
-    pub steps: Vec<StepView>,
-    /// Problems met while reading (unreadable step file, missing series): said in the report.
-    pub warnings: Vec<String>,
-    /// A campaign's repeats of this target, by round, when there was more than one: this
-    /// result's steps are then their medians (`repeats::merge`). Empty otherwise.
-    pub repeats: Vec<TargetResult>,
-}
-
-impl TargetResult {
-    pub fn name(&self) -> &str {
-        &self.run.target.name
-    }
-
-    pub fn step(&self, name: &str) -> Option<&StepView> {
-        self.steps.iter().find(|s| s.name == name)
-    }
-
-    /// Planned but without a step file: the target stopped before it (failed or interrupted).
-    pub fn planned(&self, name: &str) -> bool {
-        self.run.steps_planned.iter().any(|s| s == name)
-    }
-
-    /// The campaign round this result is (1-based); None outside a campaign.
-    pub fn round(&self) -> Option<u32> {
-        self.run.campaign.as_ref().map(|c| c.round)
-    }
-}
-
-/// One step as a report needs it: the step file's numbers, with what the report derives from
-/// them (metric columns, the sysbench group, the series).
-#[derive(Debug, Clone)]
-pub struct StepView {
-    pub name: String,
-    pub status: Status,
-    pub error: Option<String>,
-    pub warnings: Vec<String>,
-    pub duration_s: f64,
-    pub headline: Headline,
-    pub parameters: StepParameters,
-    pub ops: BTreeMap<String, OpStats>,
-    pub rate_percentiles: BTreeMap<String, Option<f64>>,
-    pub sla: Option<Sla>,
-    /// Hardware cost per operation and the like: the step's `hardware` object mapped to metric
-    /// keys, and the top-level numbers of a `metrics` object; None = not measured.
-    pub metrics: BTreeMap<String, Option<f64>>,
-    /// Why hardware figures are missing (`hardware.missing`), e.g. no server CPU for SQLite.
-    pub not_measured: Vec<String>,
-    /// CPU figures resting on fewer than 100 clock ticks (`host`, `server`): rough.
-    pub rough_cpu: Vec<&'static str>,
-    /// IO of each device holding the target's data or logs (`hardware.per_device`).
-    pub devices: Vec<crate::results::hardware::DeviceIo>,
-    /// sysbench: the summary group the result names (docs/report.md).
-    pub group: Option<String>,
-    /// sysbench: false for the original's unreported warm-up runs (`.warm`, `.warmpre`).
-    pub reported: bool,
-    /// Taken with `--profile`: perf sampling changes throughput by a few percent.
-    pub profiled: bool,
-    pub series: Option<Series>,
-}
-
-impl StepView {
-    pub fn ok(&self) -> bool {
-        self.status == Status::Ok
-    }
-}
-
-/// The columns of a step's per-second series a report draws: per operation type its rate and
-/// its largest latency in each second.
-#[derive(Debug, Clone, Default)]
-pub struct Series {
-    /// End of each row, seconds from the step start.
-    pub t: Vec<f64>,
-    /// Length of each row, seconds: 1 except the last, partial one.
-    pub dt: Vec<f64>,
-    /// Whether the row is a full second.
-    pub full: Vec<bool>,
-    pub kinds: Vec<KindSeries>,
-    /// qr/qp: the background insert target, rows/s.
-    pub target_rows_per_s: Option<f64>,
-}
-
-#[derive(Debug, Clone)]
-pub struct KindSeries {
-    pub kind: String,
-    /// Rows/s for insert and delete (the original's i_ips, i_dps), operations/s otherwise.
-    pub rate: Vec<f64>,
-    /// Largest latency in the second, ms; NaN when none completed.
-    pub max_ms: Vec<f64>,
-    /// The second's 99th percentile latency, ms (`<kind>_p99_us`); NaN when none completed or
-    /// the file has no such column.
-    pub p99_ms: Vec<f64>,
-}
-
-impl Series {
-    pub fn kind(&self, k: &str) -> Option<&KindSeries> {
-        self.kinds.iter().find(|x| x.kind == k)
-    }
-}
+use crate::results::series::read_series;
+use crate::results::{self, StepFile};
 
 /// How results are read together.
 #[derive(Debug, Clone, Copy, Default)]
@@ -209,7 +107,7 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
             if g.len() == 1 {
                 g.into_iter().next().expect("one")
             } else {
-                super::repeats::merge(g)
+                rounds::merge(g)
             }
         })
         .collect())
@@ -471,180 +369,6 @@ fn hardware_metrics(hw: &Value) -> BTreeMap<String, Option<f64>> {
     out
 }
 
-/// The most of a series file (`<step>.series.csv`) a report reads: dbperf writes one row of a
-/// few hundred bytes a second, so a day-long step is some 20 MiB.
-pub const SERIES_MAX: u64 = 256 << 20;
-/// Rows: 12 days of seconds. The series is kept in memory whole (a few dozen bytes a row per
-/// operation type), so this, not the file's size, bounds what a made-up file costs.
-pub const SERIES_ROWS_MAX: usize = 1 << 20;
-/// The longest line (a header with every operation type's columns is under 1 KiB).
-pub const SERIES_LINE_MAX: usize = 64 << 10;
-/// Operation types read from a series; dbperf writes at most four.
-pub const SERIES_KINDS_MAX: usize = 16;
-
-const SERIES_FILE: crate::untrusted::Limit = crate::untrusted::Limit {
-    max: SERIES_MAX,
-    what: "a dbperf series file",
-    links: crate::untrusted::Links::Refuse,
-};
-
-/// Reads a series file within the caps above, line by line (the text is never held whole).
-pub fn read_series(path: &Path) -> anyhow::Result<Series> {
-    use std::io::{BufRead, BufReader, Read};
-    let (f, _) = crate::untrusted::open(path, SERIES_FILE)?;
-    let mut r = BufReader::new(f.take(SERIES_MAX));
-    let mut line = Vec::new();
-    let mut parser: Option<SeriesParser> = None;
-    let bad =
-        |why: String| -> anyhow::Error { BadInput(format!("{} {why}", path.display())).into() };
-    for n in 1.. {
-        line.clear();
-        let got = (&mut r)
-            .take(SERIES_LINE_MAX as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| bad(format!("cannot be read: {e}")))?;
-        if got == 0 {
-            break;
-        }
-        if line.len() > SERIES_LINE_MAX {
-            return Err(bad(format!(
-                "has a line (line {n}) longer than {}, so it is not a dbperf series",
-                crate::untrusted::size(SERIES_LINE_MAX as u64)
-            )));
-        }
-        let text = std::str::from_utf8(&line)
-            .map_err(|_| bad(format!("is not text (line {n} is not UTF-8)")))?
-            .trim_end_matches(['\n', '\r']);
-        match parser.as_mut() {
-            None => parser = Some(SeriesParser::new(text)),
-            Some(p) if p.full() => {
-                return Err(bad(format!(
-                    "has more than {SERIES_ROWS_MAX} rows (one a second: 12 days), more than a \
-                     report reads"
-                )))
-            }
-            Some(p) => p.row(text),
-        }
-    }
-    Ok(parser.map(SeriesParser::finish).unwrap_or_default())
-}
-
-/// Parses only the columns a report draws; unknown columns are skipped, empty cells are NaN.
-/// Rows past `SERIES_ROWS_MAX` are left out.
-pub fn parse_series(text: &str) -> Series {
-    let mut lines = text.lines();
-    let mut p = SeriesParser::new(lines.next().unwrap_or(""));
-    for line in lines {
-        if p.full() {
-            break;
-        }
-        p.row(line);
-    }
-    p.finish()
-}
-
-/// A series read row by row: the header decides which columns are kept.
-struct SeriesParser {
-    interval: Option<usize>,
-    target: Option<usize>,
-    /// Per kind: its rate column, max and p99 columns.
-    cols: Vec<(usize, Option<usize>, Option<usize>)>,
-    s: Series,
-    t: f64,
-}
-
-impl SeriesParser {
-    fn new(header_line: &str) -> SeriesParser {
-        let header: Vec<&str> = header_line.split(',').collect();
-        let col = |name: &str| header.iter().position(|h| *h == name);
-        // Kinds in header order; rows/s for the row-moving kinds, operations/s for the rest.
-        let mut kinds = Vec::new();
-        let mut cols = Vec::new();
-        for h in &header {
-            if kinds.len() == SERIES_KINDS_MAX {
-                break;
-            }
-            let Some(k) = h.strip_suffix("_ops_per_s") else {
-                continue;
-            };
-            let rate_col = if k == "insert" || k == "delete" {
-                col(&format!("{k}_rows_per_s"))
-            } else {
-                None
-            }
-            .or_else(|| col(h));
-            if let Some(rc) = rate_col {
-                kinds.push(KindSeries {
-                    kind: k.to_string(),
-                    rate: Vec::new(),
-                    max_ms: Vec::new(),
-                    p99_ms: Vec::new(),
-                });
-                cols.push((rc, col(&format!("{k}_max_us")), col(&format!("{k}_p99_us"))));
-            }
-        }
-        SeriesParser {
-            interval: col("interval_s"),
-            target: col("target_rows_per_s"),
-            cols,
-            s: Series {
-                kinds,
-                ..Series::default()
-            },
-            t: 0.0,
-        }
-    }
-
-    fn full(&self) -> bool {
-        self.s.t.len() >= SERIES_ROWS_MAX
-    }
-
-    fn row(&mut self, line: &str) {
-        if line.is_empty() {
-            return;
-        }
-        // A number of the file: anything else, infinities included, is a gap.
-        let num = |fields: &[&str], i: usize| -> f64 {
-            fields
-                .get(i)
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-                .unwrap_or(f64::NAN)
-        };
-        let fields: Vec<&str> = line.split(',').collect();
-        // An interval is a second or its part; anything else counts as a second, so the time
-        // axis stays finite and in order whatever the file says.
-        let dt = self
-            .interval
-            .map(|i| num(&fields, i))
-            .filter(|d| (0.0..=1e6).contains(d))
-            .unwrap_or(1.0);
-        self.t += dt;
-        self.s.t.push(self.t);
-        self.s.dt.push(dt);
-        self.s.full.push(dt >= 0.999);
-        for ((rc, mc, pc), ks) in self.cols.iter().zip(self.s.kinds.iter_mut()) {
-            ks.rate.push(num(&fields, *rc));
-            let ms = |c: &Option<usize>| c.map(|i| num(&fields, i) / 1000.0).unwrap_or(f64::NAN);
-            let (m, p) = (ms(mc), ms(pc));
-            ks.max_ms.push(if m > 0.0 { m } else { f64::NAN });
-            ks.p99_ms.push(if p > 0.0 { p } else { f64::NAN });
-        }
-        if self.s.target_rows_per_s.is_none() {
-            if let Some(ti) = self.target {
-                let v = num(&fields, ti);
-                if v.is_finite() {
-                    self.s.target_rows_per_s = Some(v);
-                }
-            }
-        }
-    }
-
-    fn finish(self) -> Series {
-        self.s
-    }
-}
-
 /// Result files for unit tests: those release 3be8b90 wrote (tests/golden/), with the few
 /// fields a test is about changed.
 #[cfg(test)]
@@ -691,26 +415,6 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::{run_json, step_json};
     use super::*;
-
-    #[test]
-    fn series_keeps_rates_and_max_latency_per_kind() {
-        let csv = "second,interval_s,insert_ops_per_s,insert_rows_per_s,insert_errors,insert_p99_us,insert_max_us,query_ops_per_s,query_rows_per_s,query_errors,query_p99_us,query_max_us,target_rows_per_s,achieved_rows_per_s\n\
-                   1,1.000,2.0,100.0,0,5360.3,5360.3,134845.0,1347968.0,0,9.1,1372.6,100.0,100.0\n\
-                   2,0.250,0.0,0.0,0,0.0,0.0,4.0,40.0,0,9.1,20.0,100.0,0.0\n";
-        let s = parse_series(csv);
-        assert_eq!(s.t, vec![1.0, 1.25]);
-        assert_eq!(s.full, vec![true, false]);
-        assert_eq!(s.target_rows_per_s, Some(100.0));
-        let ins = s.kind("insert").unwrap();
-        assert_eq!(ins.rate, vec![100.0, 0.0]);
-        assert!((ins.max_ms[0] - 5.3603).abs() < 1e-9);
-        assert!(ins.max_ms[1].is_nan(), "no insert completed: no latency");
-        assert!((ins.p99_ms[0] - 5.3603).abs() < 1e-9);
-        assert!(ins.p99_ms[1].is_nan(), "no insert completed: no p99");
-        let q = s.kind("query").unwrap();
-        assert_eq!(q.rate, vec![134845.0, 4.0], "queries/s, not rows/s");
-        assert!((q.p99_ms[0] - 0.0091).abs() < 1e-12);
-    }
 
     fn write(p: &Path, v: serde_json::Value) {
         fs::create_dir_all(p.parent().unwrap()).unwrap();

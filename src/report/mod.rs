@@ -2,15 +2,19 @@
 //! or slower, and why (docs/report.md). Reads result files only, never a DBMS, so a report can
 //! be rebuilt anywhere from the directories alone.
 //!
-//! `input` reads and checks results; `ibench`, `sysbench` and `details` build one document model
-//! (`model`) with the original report's rules (`rules`) and SVG charts (`chart`); `html`,
-//! `markdown` and `export` (CSV, JSON) write that model out.
+//! In layers, each importing only its own and lower ones (docs/architecture.md, "A report"):
+//! loading (`input` reads and checks results into `target`'s types, `hosts`, `rounds`); the
+//! parts of a document (`model`, `rules`, `number`, `escape`, `chart`); the sections built from
+//! them (`ibench`, `sysbench`, `details`, ... with `analysis` for the statistics); and `html`,
+//! `markdown` and `export` (CSV, JSON), which write the one model out.
 
 pub mod chart;
 mod common;
 mod confidence;
+mod context;
 mod details;
 mod devices;
+pub mod escape;
 mod export;
 mod hosts;
 pub mod html;
@@ -19,18 +23,22 @@ pub mod input;
 mod latency;
 mod markdown;
 pub mod model;
+pub mod number;
 mod profiles;
-pub(crate) mod repeats;
+mod repeats;
+mod rounds;
 pub mod rules;
 mod sysbench;
+mod target;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::BadInput;
-use input::TargetResult;
+use context::Ctx;
 use model::{Doc, TargetLabel};
 use rules::Thresholds;
+use target::TargetResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -76,41 +84,6 @@ impl Default for Options {
             allow_mixed_hosts: false,
             show_pre: false,
         }
-    }
-}
-
-/// What the builders of one suite's section share.
-pub(crate) struct Ctx<'a> {
-    pub all: &'a [TargetResult],
-    pub labels: &'a [TargetLabel],
-    /// The targets of this suite, in the order given.
-    pub idx: Vec<usize>,
-    /// The base chosen for the whole report (index into `all`).
-    pub base: usize,
-    pub thresholds: Thresholds,
-    pub cv_flag_pct: f64,
-    /// More than one target: relative tables make sense.
-    pub relative: bool,
-    pub show_pre: bool,
-}
-
-impl Ctx<'_> {
-    /// The base of this suite: the report's base when it ran this suite, else the suite's first.
-    pub fn suite_base(&self) -> usize {
-        if self.idx.contains(&self.base) {
-            return self.base;
-        }
-        // A target that ran both suites is two results with one name: the base of each suite.
-        let name = self.all[self.base].name();
-        self.idx
-            .iter()
-            .copied()
-            .find(|i| self.all[*i].name() == name)
-            .unwrap_or(self.idx[0])
-    }
-
-    pub fn base_name(&self) -> &str {
-        self.all[self.suite_base()].name()
     }
 }
 

@@ -4,8 +4,8 @@
 
 use base64::Engine as _;
 
-use super::input::TargetResult;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Row, Section, Table};
+use super::target::TargetResult;
 use crate::profile::{diff, flame};
 
 /// Functions listed per step and target against the base.

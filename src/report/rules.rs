@@ -1,6 +1,6 @@
 //! The original Insert Benchmark report's rules, in one place: relative values (2 decimals, `1`
 //! when both are 0, `inf` when only the base is 0), the quartile colouring of absolute tables with
-//! SLA grey, the response-time shading, and number formats (spec §3.3, §4.2, §4.3).
+//! SLA grey, and the response-time shading (spec §3.3, §4.2, §4.3). Number formats: `number`.
 
 use super::model::{Better, Cell, Mark, Value};
 
@@ -154,86 +154,6 @@ pub fn shade(pct: f64) -> u8 {
     (pct / 5.0).round().clamp(0.0, 20.0) as u8
 }
 
-/// The original's `pct:` cell: 3 decimals, `nonzero` when above 0 but rounding to 0.000.
-pub fn pct_text(pct: f64) -> String {
-    let s = format!("{pct:.3}");
-    if pct > 0.0 && s == "0.000" {
-        "nonzero".into()
-    } else {
-        s
-    }
-}
-
-/// Rates: integers with thousands separators from 100 up (the original rounds ips/qps to
-/// integers), a few significant digits below.
-pub fn fmt_rate(v: f64) -> String {
-    if !v.is_finite() {
-        return "—".into();
-    }
-    if v.abs() >= 100.0 {
-        group_thousands(&format!("{v:.0}"))
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-pub fn fmt_int(n: u64) -> String {
-    group_thousands(&n.to_string())
-}
-
-fn group_thousands(s: &str) -> String {
-    let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", s));
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    out.push_str(sign);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Any measured quantity (ms, µs per op, GB, ...): 3 significant digits, at least 0 decimals.
-pub fn fmt_sig(v: f64) -> String {
-    if !v.is_finite() {
-        return "—".into();
-    }
-    let a = v.abs();
-    if a >= 1000.0 {
-        group_thousands(&format!("{v:.0}"))
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a == 0.0 {
-        "0".into()
-    } else {
-        // Three significant digits: 0.500, 0.0710.
-        let decimals = (2 - a.log10().floor() as i32).clamp(3, 12) as usize;
-        format!("{v:.decimals$}")
-    }
-}
-
-/// Milliseconds as the terminal summary shows them: 3 decimals below 1 ms.
-pub fn fmt_ms(ms: f64) -> String {
-    if !ms.is_finite() {
-        "—".into()
-    } else if ms >= 100.0 {
-        group_thousands(&format!("{ms:.0}"))
-    } else if ms >= 10.0 {
-        format!("{ms:.1}")
-    } else if ms >= 1.0 {
-        format!("{ms:.2}")
-    } else {
-        format!("{ms:.3}")
-    }
-}
-
 /// Line colours: Tableau 10 for up to ten targets, then evenly spread hues with dash patterns so
 /// fifty targets stay tellable apart.
 pub fn palette(i: usize, n: usize) -> (String, String) {
@@ -343,21 +263,10 @@ mod tests {
     }
 
     #[test]
-    fn formats() {
-        assert_eq!(pct_text(0.0001), "nonzero");
-        assert_eq!(pct_text(0.0), "0.000");
-        assert_eq!(pct_text(99.9996), "100.000");
+    fn shades_and_colours() {
         assert_eq!(shade(0.0), 0);
         assert_eq!(shade(2.6), 1);
         assert_eq!(shade(100.0), 20);
-        assert_eq!(fmt_rate(1234567.4), "1,234,567");
-        assert_eq!(fmt_rate(99.991), "100.0");
-        assert_eq!(fmt_rate(5.123), "5.12");
-        assert_eq!(fmt_sig(0.0071), "0.00710");
-        assert_eq!(fmt_ms(0.0071), "0.007");
-        assert_eq!(fmt_ms(3178.4), "3,178");
-        assert_eq!(fmt_sig(12.345), "12.3");
-        assert_eq!(fmt_sig(0.5), "0.500");
         assert_eq!(palette(3, 4).0, "#76b7b2");
         assert!(palette(12, 50).0.starts_with("hsl("));
         assert_eq!(palette(12, 50).1, "6 3");

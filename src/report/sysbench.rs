@@ -10,10 +10,12 @@ use super::common::{
     sanitize, state, State, SB_METRICS,
 };
 use super::confidence;
-use super::input::{StepView, TargetResult};
+use super::context::Ctx;
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
-use super::rules::{fmt_rate, fmt_sig, quartiles, rel_cell};
-use super::Ctx;
+use super::number;
+use super::rules::{quartiles, rel_cell};
+use super::target::{StepView, TargetResult};
+use crate::analysis::summary;
 
 /// The summary groups, in the order the blog posts show them.
 pub const GROUPS: [(&str, &str); 4] = [
@@ -228,7 +230,7 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
                 State::Ok(s) => {
                     let v = qps(s);
                     cells.push(match v {
-                        Some(v) => Cell::num(v, fmt_rate(v)),
+                        Some(v) => Cell::num(v, number::rate(v)),
                         None => Cell::gap("no QPS in the step file"),
                     });
                     vals.push(v);
@@ -382,7 +384,7 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
     st.base = Some(ctx.base_name().into());
     for (r, &i) in ctx.idx.iter().enumerate() {
         let vals: Vec<f64> = ratios[r].iter().flatten().copied().collect();
-        let cells = match stats(&vals) {
+        let cells = match summary::of(&vals) {
             Some(s) => s.iter().map(|v| Cell::num(*v, format!("{v:.2}"))).collect(),
             None => vec![Cell::gap("no relative QPS for this target"); 5],
         };
@@ -399,24 +401,6 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
     ));
     sec.blocks.push(Block::Table(st));
     sec
-}
-
-/// average, median, min, max, population standard deviation.
-pub fn stats(v: &[f64]) -> Option<[f64; 5]> {
-    if v.is_empty() {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let median = if s.len() % 2 == 1 {
-        s[s.len() / 2]
-    } else {
-        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
-    };
-    let sd = (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n).sqrt();
-    Some([mean, median, s[0], s[s.len() - 1], sd])
 }
 
 fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
@@ -505,7 +489,7 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
                         cells: v
                             .iter()
                             .map(|x| match x {
-                                Some(x) => Cell::num(*x, fmt_sig(*x)),
+                                Some(x) => Cell::num(*x, number::sig(*x)),
                                 None => Cell::gap("not in this target's result"),
                             })
                             .collect(),
@@ -595,16 +579,5 @@ mod tests {
             assert_eq!(group_from_name(n), Some(g), "{n}");
         }
         assert_eq!(group_from_name("load"), None);
-    }
-
-    #[test]
-    fn summary_statistics() {
-        let s = stats(&[1.0, 0.9, 1.2, 0.9]).unwrap();
-        assert!((s[0] - 1.0).abs() < 1e-12);
-        assert!((s[1] - 0.95).abs() < 1e-12);
-        assert_eq!((s[2], s[3]), (0.9, 1.2));
-        // population: sqrt(((0)^2 + 0.1^2 + 0.2^2 + 0.1^2) / 4)
-        assert!((s[4] - (0.06f64 / 4.0).sqrt()).abs() < 1e-12);
-        assert_eq!(stats(&[]), None);
     }
 }

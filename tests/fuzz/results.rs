@@ -1,9 +1,9 @@
 //! The result-file readers (src/results/, src/untrusted.rs): `read_run`, `read_step`,
 //! `read_checked`, the campaign journal, the latency histograms step files carry, the history's
-//! import of a whole result directory, and the per-second series (`report::input::read_series`)
-//! with the chart drawn from it. Result directories travel between machines and people, so any
-//! of their files may be damaged or made up; the journal is read back by `--resume`, so a name
-//! in it must never stand for a path outside the run.
+//! import of a whole result directory, and the per-second series
+//! (`results::series::read_series`) with the chart drawn from it. Result directories travel
+//! between machines and people, so any of their files may be damaged or made up; the journal is
+//! read back by `--resume`, so a name in it must never stand for a path outside the run.
 
 use std::io::Write;
 use std::path::Path;
@@ -315,7 +315,7 @@ pub fn exercise_series(bytes: &[u8]) -> Result<(), TestCaseError> {
     let p = dir.path().join("s.series.csv");
     std::fs::write(&p, bytes).unwrap();
     let watch = Watch::start();
-    if let Some(s) = check(dbperf::report::input::read_series(&p), &p)? {
+    if let Some(s) = check(dbperf::results::series::read_series(&p), &p)? {
         let targets = [dbperf::report::model::TargetLabel {
             name: "t".into(),
             dir: "d".into(),
@@ -432,7 +432,7 @@ fn valid_files_are_read() {
     campaign::read_journal(d).unwrap();
     let p = d.join("steps/s.series.csv");
     std::fs::write(&p, SERIES).unwrap();
-    let s = dbperf::report::input::read_series(&p).unwrap();
+    let s = dbperf::results::series::read_series(&p).unwrap();
     assert_eq!(s.t.len(), SERIES.lines().count() - 1);
     exercise_series(SERIES.as_bytes()).unwrap();
 }
