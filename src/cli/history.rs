@@ -282,9 +282,9 @@ fn changes_cmd(a: ChangesArgs) -> anyhow::Result<i32> {
                     c.index + 1,
                     c.runs,
                     c.p_value,
-                    fmt_num(c.mean_before),
+                    crate::report::number::series_value(c.mean_before),
                     c.unit,
-                    fmt_num(c.mean_after),
+                    crate::report::number::series_value(c.mean_after),
                     c.unit,
                 );
                 out!(
@@ -325,16 +325,6 @@ fn changes_cmd(a: ChangesArgs) -> anyhow::Result<i32> {
 fn write_stdout(text: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-fn fmt_num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
 }
 
 /// Series from standard input, bounded: a line longer than this is refused.

@@ -5,50 +5,9 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
 use crate::results::StepFile;
 
-/// Thousands separators for rates; a few significant digits for small values.
-pub fn fmt_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    if v.abs() >= 100.0 {
-        let s = format!("{:.0}", v);
-        let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        format!("{sign}{out}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-pub fn fmt_int(n: u64) -> String {
-    if n >= 100 {
-        fmt_num(n as f64)
-    } else {
-        n.to_string()
-    }
-}
-
-/// Milliseconds from microseconds, 3 significant digits.
-pub fn fmt_ms(us: f64) -> String {
-    let ms = us / 1000.0;
-    if ms >= 100.0 {
-        format!("{ms:.0}")
-    } else if ms >= 10.0 {
-        format!("{ms:.1}")
-    } else if ms >= 1.0 {
-        format!("{ms:.2}")
-    } else {
-        format!("{ms:.3}")
-    }
-}
+pub use crate::report::number::{
+    terminal as fmt_num, terminal_int as fmt_int, terminal_ms_of_us as fmt_ms,
+};
 
 pub struct TargetSteps<'a> {
     pub target: &'a str,

@@ -123,6 +123,52 @@ pub fn axis(v: f64) -> String {
     }
 }
 
+/// The terminal's summary and progress: `rate`'s shape, with `-` for a missing figure (a
+/// terminal may not show `—`).
+pub fn terminal(v: f64) -> String {
+    if v.is_finite() {
+        rate(v)
+    } else {
+        "-".into()
+    }
+}
+
+/// Counts in the terminal: every digit, separated from 100 up.
+pub fn terminal_int(n: u64) -> String {
+    if n >= 100 {
+        int(n)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Latencies in the terminal, in milliseconds from the histograms' microseconds: 3 significant
+/// digits, no separators (a column of latencies is read down, and stays narrow).
+pub fn terminal_ms_of_us(us: f64) -> String {
+    let ms = us / 1000.0;
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+/// A value of a series `history detect` reads: whole from 100 up, else 2 or 4 decimals, no
+/// separators, so the answer can be pasted back as input.
+pub fn series_value(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 /// A finite number as text that reads back as the very same number (Rust prints the shortest
 /// representation that round-trips): the history's SQL literals, which both engines must read
 /// back exactly. Not for people: 0.1 + 0.2 prints as 0.30000000000000004.
