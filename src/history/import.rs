@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::analysis::variance;
 use crate::error::BadInput;
+use crate::results::metric::Metric;
 use crate::results::series::{read_series, Series};
 use crate::results::{self, RunFile, StepFile};
 
@@ -281,6 +282,17 @@ fn push(
     }
 }
 
+/// The hardware figures history keeps per step (docs/history.md, "Metrics"), each with its unit
+/// before "per <op>".
+const HARDWARE: [(Metric, &str); 6] = [
+    (Metric::HostCpuUsPerOp, "us "),
+    (Metric::ClientCpuUsPerOp, "us "),
+    (Metric::ServerCpuUsPerOp, "us "),
+    (Metric::CsPerOp, ""),
+    (Metric::ReadKbPerOp, "KB "),
+    (Metric::WriteKbPerOp, "KB "),
+];
+
 fn step_rows(s: &StepFile, parsed: Option<&Series>, rows: &mut Vec<Measurement>) {
     let st = s.step.as_str();
     push(
@@ -293,49 +305,10 @@ fn step_rows(s: &StepFile, parsed: Option<&Series>, rows: &mut Vec<Measurement>)
     );
     push(rows, st, "", "duration_s", Some(s.duration_s), "s");
     if let Some(hw) = &s.hardware {
-        let p = &hw.per_op;
         let per = format!("per {}", hw.op);
-        push(
-            rows,
-            st,
-            "",
-            "host_cpu_us_per_op",
-            p.host_cpu_us,
-            &format!("us {per}"),
-        );
-        push(
-            rows,
-            st,
-            "",
-            "client_cpu_us_per_op",
-            p.client_cpu_us,
-            &format!("us {per}"),
-        );
-        push(
-            rows,
-            st,
-            "",
-            "server_cpu_us_per_op",
-            p.server_cpu_us,
-            &format!("us {per}"),
-        );
-        push(rows, st, "", "cs_per_op", p.cs, &per);
-        push(
-            rows,
-            st,
-            "",
-            "read_kb_per_op",
-            p.read_kb,
-            &format!("KB {per}"),
-        );
-        push(
-            rows,
-            st,
-            "",
-            "write_kb_per_op",
-            p.write_kb,
-            &format!("KB {per}"),
-        );
+        for (m, unit) in HARDWARE {
+            push(rows, st, "", m.key(), m.value(hw), &format!("{unit}{per}"));
+        }
     }
     for (op, o) in &s.ops {
         push(rows, st, op, "ops_per_s", Some(o.ops_per_s), "ops/s");

@@ -6,6 +6,7 @@ use super::context::Ctx;
 use super::model::{Better, Cell, Column, Mark, Row, Table};
 use super::target::{StepView, TargetResult};
 use crate::analysis::welch;
+use crate::results::metric::{self, Metric};
 
 /// A step of a target, or the cell that says why there is no number.
 pub enum State<'a> {
@@ -46,241 +47,72 @@ pub fn rel_legend(ctx: &Ctx) -> String {
     )
 }
 
-/// A metric a step file may carry in its `metrics` object: the key, other spellings accepted for
-/// it, the column label, unit, definition and direction.
-pub struct MetricDef(
-    pub &'static str,
-    pub &'static [&'static str],
-    pub &'static str,
-    pub &'static str,
-    pub &'static str,
-    pub Better,
-);
-
 /// Hardware and DBMS metrics of the Insert Benchmark (issue 4). Order = the original's columns.
-pub const HW_METRICS: &[MetricDef] = &[
-    MetricDef(
-        "rps",
-        &[],
-        "rps",
-        "/s",
-        "device reads per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "rmbps",
-        &[],
-        "rmbps",
-        "MB/s",
-        "device MB read per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "wps",
-        &[],
-        "wps",
-        "/s",
-        "device writes per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "wmbps",
-        &[],
-        "wmbps",
-        "MB/s",
-        "device MB written per second",
-        Better::Neither,
-    ),
-    MetricDef(
-        "rpq",
-        &[],
-        "rpq",
-        "reads/op",
-        "device reads per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rkbpq",
-        &[],
-        "rkbpq",
-        "KB/op",
-        "KB read per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wpi",
-        &[],
-        "wpi",
-        "writes/insert",
-        "device writes per inserted row",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wkbpi",
-        &[],
-        "wkbpi",
-        "KB/insert",
-        "KB written per inserted row",
-        Better::Lower,
-    ),
-    MetricDef(
-        "csps",
-        &[],
-        "csps",
-        "/s",
-        "context switches per second (host)",
-        Better::Neither,
-    ),
-    MetricDef(
-        "cpups",
-        &[],
-        "cpups",
-        "%",
-        "host CPU busy, user + system, % of all CPUs",
-        Better::Neither,
-    ),
-    MetricDef(
-        "cspq",
-        &[],
-        "cspq",
-        "cs/op",
-        "context switches per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "cpupq",
-        &["host_cpu_us_per_op"],
-        "cpupq",
-        "µs/op",
-        "host CPU µs per operation, all processes",
-        Better::Lower,
-    ),
-    MetricDef(
-        "client_cpu_us_per_op",
-        &["ccpupq", "client_cpupq"],
-        "client cpu",
-        "µs/op",
-        "CPU of the dbperf client per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "server_cpu_us_per_op",
-        &["scpupq", "server_cpupq", "dbms_cpu_us_per_op"],
-        "server cpu",
-        "µs/op",
-        "CPU of the DBMS processes per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "dbgb1",
-        &[],
-        "dbgb1",
-        "GB",
-        "database size as the DBMS reports it",
-        Better::Lower,
-    ),
-    MetricDef(
-        "dbgb2",
-        &[],
-        "dbgb2",
-        "GB",
-        "size of the database directory on disk",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rss_gb",
-        &["rss"],
-        "rss",
-        "GB",
-        "resident memory of the DBMS",
-        Better::Lower,
-    ),
-    // iostat's extended columns (the original saves them per step; dbperf shows them). They
-    // describe the device over the step, which every other process on it shares (and await
-    // counts in whole milliseconds), not what the DBMS asked of it per operation: shown, not
-    // ranked better or worse, so no verdict is called on them.
-    MetricDef(
-        "util_pct",
-        &[],
-        "%util",
-        "%",
-        "share of the time the data devices had a request in flight (iostat %util)",
-        Better::Neither,
-    ),
-    MetricDef(
-        "aqu_sz",
-        &[],
-        "aqu-sz",
-        "",
-        "mean requests in flight on the data devices (iostat aqu-sz)",
-        Better::Neither,
-    ),
-    MetricDef(
-        "r_await_ms",
-        &[],
-        "r_await",
-        "ms",
-        "mean time per completed read, queue included (iostat r_await)",
-        Better::Neither,
-    ),
-    MetricDef(
-        "w_await_ms",
-        &[],
-        "w_await",
-        "ms",
-        "mean time per completed write, queue included (iostat w_await)",
-        Better::Neither,
-    ),
+pub const HW_METRICS: &[Metric] = &[
+    Metric::Rps,
+    Metric::Rmbps,
+    Metric::Wps,
+    Metric::Wmbps,
+    Metric::Rpq,
+    Metric::Rkbpq,
+    Metric::Wpi,
+    Metric::Wkbpi,
+    Metric::Csps,
+    Metric::Cpups,
+    Metric::Cspq,
+    Metric::Cpupq,
+    Metric::ClientCpuUsPerOp,
+    Metric::ServerCpuUsPerOp,
+    Metric::Dbgb1,
+    Metric::Dbgb2,
+    Metric::RssGb,
+    Metric::UtilPct,
+    Metric::AquSz,
+    Metric::RAwaitMs,
+    Metric::WAwaitMs,
 ];
 
-/// sysbench metrics (spec §3.4): key, other spellings, label, unit, definition, direction.
-pub const SB_METRICS: &[MetricDef] = &[
-    MetricDef(
-        "cpu_per_op",
-        &["cpu/o"],
-        "cpu/o",
-        "",
-        "CPU per operation: (user + system %) / o/s",
-        Better::Lower,
-    ),
-    MetricDef(
-        "cs_per_op",
-        &["cs/o", "cspq"],
-        "cs/o",
-        "",
-        "context switches per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "r_per_op",
-        &["r/o", "rpq"],
-        "r/o",
-        "",
-        "device reads per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "rkb_per_op",
-        &["rKB/o", "rkbpq"],
-        "rKB/o",
-        "KB",
-        "KB read per operation",
-        Better::Lower,
-    ),
-    MetricDef(
-        "wkb_per_op",
-        &["wKB/o"],
-        "wKB/o",
-        "KB",
-        "KB written per operation",
-        Better::Lower,
-    ),
+/// sysbench metrics (spec §3.4), in the original's order.
+pub const SB_METRICS: &[Metric] = &[
+    Metric::CpuPerOp,
+    Metric::CsPerOp,
+    Metric::RPerOp,
+    Metric::RkbPerOp,
+    Metric::WkbPerOp,
 ];
+
+/// Other spellings of a metric's key that a step file's own `metrics` object may use (results
+/// written some other way; docs/report.md). dbperf's `hardware` is read by the Metric itself.
+fn aliases(m: Metric) -> &'static [&'static str] {
+    match m {
+        Metric::Cpupq => &["host_cpu_us_per_op"],
+        Metric::ClientCpuUsPerOp => &["ccpupq", "client_cpupq"],
+        Metric::ServerCpuUsPerOp => &["scpupq", "server_cpupq", "dbms_cpu_us_per_op"],
+        Metric::RssGb => &["rss"],
+        Metric::CpuPerOp => &["cpu/o"],
+        Metric::CsPerOp => &["cs/o", "cspq"],
+        Metric::RPerOp => &["r/o", "rpq"],
+        Metric::RkbPerOp => &["rKB/o", "rkbpq"],
+        Metric::WkbPerOp => &["wKB/o"],
+        _ => &[],
+    }
+}
+
+/// The report's column of a metric a report shows (those of `HW_METRICS` and `SB_METRICS`).
+fn metric_column(m: Metric) -> Option<Column> {
+    let c = m.column()?;
+    let better = match c.better {
+        metric::Better::Higher => Better::Higher,
+        metric::Better::Lower => Better::Lower,
+        metric::Better::Neither => Better::Neither,
+    };
+    Some(Column::new(m.key(), c.label, c.unit, c.definition, better))
+}
 
 /// The metric columns the steps carry: the known ones in their order, then any other
 /// top-level number of a `metrics` object by name. A column appears when at least one step has
 /// a number for it; a step without one gets a gap. Each with the keys to read in each step.
-pub fn metric_columns(steps: &[&StepView], known: &[MetricDef]) -> Vec<(Column, Vec<String>)> {
+pub fn metric_columns(steps: &[&StepView], known: &[Metric]) -> Vec<(Column, Vec<String>)> {
     let has_number = |names: &[String]| {
         steps.iter().any(|s| {
             names
@@ -289,13 +121,13 @@ pub fn metric_columns(steps: &[&StepView], known: &[MetricDef]) -> Vec<(Column, 
         })
     };
     let mut out = Vec::new();
-    for MetricDef(key, aliases, label, unit, help, better) in known {
-        let names: Vec<String> = std::iter::once(*key)
-            .chain(aliases.iter().copied())
+    for &m in known {
+        let names: Vec<String> = std::iter::once(m.key())
+            .chain(aliases(m).iter().copied())
             .map(String::from)
             .collect();
-        if has_number(&names) {
-            out.push((Column::new(key, label, unit, help, *better), names));
+        if let Some(col) = metric_column(m).filter(|_| has_number(&names)) {
+            out.push((col, names));
         }
     }
     // Keys of either suite's table are never "other" columns of the other suite's.
@@ -303,7 +135,7 @@ pub fn metric_columns(steps: &[&StepView], known: &[MetricDef]) -> Vec<(Column, 
         HW_METRICS
             .iter()
             .chain(SB_METRICS)
-            .any(|m| m.0 == k || m.1.contains(&k))
+            .any(|&m| m.key() == k || aliases(m).contains(&k))
     };
     let mut extra: Vec<&String> = steps
         .iter()

@@ -14,6 +14,8 @@ use super::target::{StepView, TargetResult};
 use super::{hosts, rounds};
 use crate::error::BadInput;
 use crate::results::campaign::{read_journal, CellState, JOURNAL};
+use crate::results::hardware::Hardware;
+use crate::results::metric::Metric;
 use crate::results::series::read_series;
 use crate::results::{self, StepFile};
 
@@ -254,12 +256,7 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
         }
         None => None,
     };
-    let hw = f
-        .hardware
-        .as_ref()
-        .and_then(|h| serde_json::to_value(h).ok())
-        .unwrap_or(Value::Null);
-    let mut metrics = hardware_metrics(&hw);
+    let mut metrics = hardware_metrics(f.hardware.as_ref());
     let not_measured = f
         .hardware
         .as_ref()
@@ -320,53 +317,18 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
 }
 
 /// The step file's `hardware` object (docs/metrics.md, "Hardware cost per step") as the metric
-/// keys the report's columns read: the original's summary columns from `ibench_row` (not ips
-/// and qps, which the report takes from `ops`), client and server CPU per op from `per_op`, and
-/// the sysbench columns from `sysbench_row`. A null stays a key with no value.
-fn hardware_metrics(hw: &Value) -> BTreeMap<String, Option<f64>> {
-    const MAP: &[(&str, &str, &str)] = &[
-        ("ibench_row", "rps", "rps"),
-        ("ibench_row", "rmbps", "rmbps"),
-        ("ibench_row", "wps", "wps"),
-        ("ibench_row", "wmbps", "wmbps"),
-        ("ibench_row", "rpq", "rpq"),
-        ("ibench_row", "rkbpq", "rkbpq"),
-        ("ibench_row", "wpi", "wpi"),
-        ("ibench_row", "wkbpi", "wkbpi"),
-        ("ibench_row", "csps", "csps"),
-        ("ibench_row", "cpups", "cpups"),
-        ("ibench_row", "cspq", "cspq"),
-        ("ibench_row", "cpupq", "cpupq"),
-        ("ibench_row", "dbgb1", "dbgb1"),
-        ("ibench_row", "dbgb2", "dbgb2"),
-        ("ibench_row", "rss", "rss_gb"),
-        ("io", "util_pct", "util_pct"),
-        ("io", "aqu_sz", "aqu_sz"),
-        ("io", "r_await_ms", "r_await_ms"),
-        ("io", "w_await_ms", "w_await_ms"),
-        ("per_op", "client_cpu_us", "client_cpu_us_per_op"),
-        ("per_op", "server_cpu_us", "server_cpu_us_per_op"),
-        ("sysbench_row", "cpu_o", "cpu_per_op"),
-        ("sysbench_row", "cs_o", "cs_per_op"),
-        ("sysbench_row", "r_o", "r_per_op"),
-        ("sysbench_row", "rkb_o", "rkb_per_op"),
-        ("sysbench_row", "wkb_o", "wkb_per_op"),
-    ];
-    let mut out = BTreeMap::new();
-    for (group, field, key) in MAP {
-        if let Some(v) = hw.get(group).and_then(|g| g.get(field)) {
-            match v {
-                Value::Number(n) => {
-                    out.insert(key.to_string(), n.as_f64());
-                }
-                Value::Null => {
-                    out.insert(key.to_string(), None);
-                }
-                _ => {}
-            }
-        }
-    }
-    out
+/// keys the report's columns read: every `Metric` a report column shows (not ips and qps, which
+/// the report takes from `ops`, nor what only the history keeps). A figure not measured stays a
+/// key with no value; one whose section is absent (no `io`) is no key at all.
+fn hardware_metrics(hw: Option<&Hardware>) -> BTreeMap<String, Option<f64>> {
+    let Some(hw) = hw else {
+        return BTreeMap::new();
+    };
+    Metric::ALL
+        .into_iter()
+        .filter(|m| m.column().is_some())
+        .filter_map(|m| Some((m.key().to_string(), m.read(hw)?)))
+        .collect()
 }
 
 /// Result files for unit tests: those release 3be8b90 wrote (tests/golden/), with the few
@@ -555,21 +517,34 @@ mod tests {
 
     #[test]
     fn hardware_cost_becomes_metric_columns() {
-        let hw = serde_json::json!({
-            "ibench_row": {"ips": 5.0, "qps": null, "cpupq": 12.5, "rss": null, "wpi": 0.25},
-            "per_op": {"host_cpu_us": 11.0, "client_cpu_us": 4.0, "server_cpu_us": null},
-            "sysbench_row": {"cpu_o": 0.01, "o_s": 5.0},
-            "missing": ["server CPU: embedded"]
-        });
-        let m = hardware_metrics(&hw);
+        let mut hw: Hardware = serde_json::from_value(step_json(5.0)["hardware"].clone()).unwrap();
+        hw.ibench_row.cpupq = Some(12.5);
+        hw.ibench_row.rss = None;
+        hw.ibench_row.wpi = Some(0.25);
+        hw.per_op.client_cpu_us = Some(4.0);
+        hw.per_op.server_cpu_us = Some(f64::NAN);
+        hw.sysbench_row.cpu_o = Some(0.01);
+        let m = hardware_metrics(Some(&hw));
         assert_eq!(m.get("cpupq"), Some(&Some(12.5)));
         assert_eq!(m.get("wpi"), Some(&Some(0.25)));
         assert_eq!(m.get("rss_gb"), Some(&None));
         assert_eq!(m.get("client_cpu_us_per_op"), Some(&Some(4.0)));
-        assert_eq!(m.get("server_cpu_us_per_op"), Some(&None));
+        assert_eq!(
+            m.get("server_cpu_us_per_op"),
+            Some(&None),
+            "NaN is not measured"
+        );
         assert_eq!(m.get("cpu_per_op"), Some(&Some(0.01)));
+        assert!(m.contains_key("util_pct"));
         assert!(!m.contains_key("ips") && !m.contains_key("qps") && !m.contains_key("o_s"));
-        assert!(hardware_metrics(&Value::Null).is_empty());
+        assert!(
+            !m.contains_key("read_kb_per_op"),
+            "history's name, no column"
+        );
+        hw.io = None;
+        let m = hardware_metrics(Some(&hw));
+        assert!(!m.contains_key("util_pct"), "no io section: no key");
+        assert!(hardware_metrics(None).is_empty());
     }
 
     #[test]

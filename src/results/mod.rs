@@ -5,6 +5,7 @@
 
 pub mod campaign;
 pub mod hardware;
+pub mod metric;
 pub mod profile;
 pub mod series;
 pub mod status;

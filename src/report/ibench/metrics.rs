@@ -11,6 +11,7 @@ use crate::report::context::Ctx;
 use crate::report::model::{Better, Cell, Column, Kind, Row, Table};
 use crate::report::number;
 use crate::report::target::StepView;
+use crate::results::metric::{Metric, Style};
 
 type Getter = Box<dyn Fn(&StepView) -> Option<f64>>;
 /// Per target (row), its value of each column; None for a target whose step has no numbers.
@@ -188,12 +189,19 @@ fn absolute(
     (abs, values, rounds)
 }
 
-/// A metrics column's number in the style of what the column holds (`number`): rates as rates,
+/// A metrics column's number in the style of what the column holds (`number`): a hardware
+/// metric in its own style (per-second IO and context switches as rates), the rates as rates,
 /// the largest latency and the step's seconds as latencies are, every other figure to 3
 /// significant digits.
 fn column_number(key: &str, v: f64) -> String {
+    if let Some(m) = Metric::from_key(key) {
+        return match m.style() {
+            Style::Rate => number::rate(v),
+            Style::Sig => number::sig(v),
+        };
+    }
     match key {
-        "ips" | "qps" | "rps" | "wps" | "csps" => number::rate(v),
+        "ips" | "qps" => number::rate(v),
         k if k.ends_with("_interval") => number::rate(v),
         "maxop" | "secs" => number::ms(v),
         _ => number::sig(v),
