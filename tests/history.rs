@@ -376,6 +376,55 @@ fn the_detector_reads_series_from_stdin() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "25\n\n");
 }
 
+/// `history detect --stdin` with `args`, fed `input`: exit code, stdout, stderr.
+fn detect(args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    let mut c = dbperf()
+        .args(["history", "detect", "--stdin"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
+#[test]
+fn a_bad_line_refuses_the_whole_batch_before_any_answer() {
+    let good: Vec<String> = (0..40).map(|i| (100 + i % 3).to_string()).collect();
+    let input = format!("{}\n1,2,x\ny\n", good.join(","));
+    let (code, out, err) = detect(&[], &input);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(out, "", "nothing printed before the refusal");
+    assert!(err.contains("line 2: \"x\" is not a number"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A token with a line break in it stays one line.
+    let (code, _, err) = detect(&[], "1,2,\u{1b}[31m\r3\n");
+    assert_eq!(code, Some(2));
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn permutations_too_few_for_alpha_are_refused() {
+    // 10 permutations give p >= 1/11 > 0.05: no change could ever be reported.
+    let (code, out, err) = detect(&["--permutations", "10"], "1,2,3\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(out, "");
+    assert!(err.contains("give at least 19 permutations"), "{err}");
+    // 19 is the fewest that can reach 0.05 (1/20); alpha 0.1 needs 9.
+    assert_eq!(detect(&["--permutations", "19"], "1,2,3\n").0, Some(0));
+    assert_eq!(
+        detect(&["--permutations", "9", "--alpha", "0.1"], "1,2,3\n").0,
+        Some(0)
+    );
+    let (code, _, err) = detect(&["--permutations", "8", "--alpha", "0.1"], "1\n");
+    assert_eq!(code, Some(2), "{err}");
+}
+
 #[test]
 fn a_shared_postgresql_history_holds_runs_once_and_gives_their_changes_back() {
     if !postgres() {

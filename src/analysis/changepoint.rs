@@ -42,7 +42,9 @@ pub struct ChangePoint {
     pub index: usize,
     /// Permutation p-value of the split when it was found.
     pub p_value: f64,
-    /// The E-divisive statistic of the split (scaled energy distance).
+    /// The E-divisive statistic of the split (scaled energy distance), on the series scaled by
+    /// a power of two to at most 1 in magnitude (`unit_scaled`): comparable between the splits
+    /// of one series, and finite for any finite input.
     pub q: f64,
     /// Means of the segments either side, between this change and its neighbours.
     pub mean_before: f64,
@@ -58,6 +60,8 @@ impl ChangePoint {
 
 /// Change points of `x` in index order. Non-finite values must be removed by the caller.
 pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
+    let (x, back) = unit_scaled(x);
+    let x = &x[..];
     let min_size = opts.min_size.max(2);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed ^ (x.len() as u64));
     let mut found: Vec<(usize, f64, f64)> = Vec::new();
@@ -89,10 +93,26 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
             index,
             p_value,
             q,
-            mean_before: mean(&x[bounds[i]..bounds[i + 1]]),
-            mean_after: mean(&x[bounds[i + 1]..bounds[i + 2]]),
+            mean_before: mean(&x[bounds[i]..bounds[i + 1]]) * back,
+            mean_after: mean(&x[bounds[i + 1]..bounds[i + 2]]) * back,
         })
         .collect()
+}
+
+/// `x` divided by a power of two so that no value exceeds 2 in magnitude, and the factor that
+/// undoes it. The distances and sums of the statistic then cannot overflow for any finite
+/// input (a step of 1e307 once summed to infinity and split everywhere), and dividing by a
+/// power of two is exact, so every comparison, and every change found, is the one on `x`
+/// (but for values more than ~300 orders of magnitude below the largest, which underflow).
+fn unit_scaled(x: &[f64]) -> (Vec<f64>, f64) {
+    let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return (x.to_vec(), 1.0);
+    }
+    // 2^k >= max, kept where 2^k is a normal number (max may be up to 2^1024).
+    let k = (max.log2().ceil() as i32).clamp(-1000, 1023);
+    let back = 2f64.powi(k);
+    (x.iter().map(|v| v / back).collect(), back)
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -275,6 +295,38 @@ mod tests {
         assert!(detect(&[], &Options::default()).is_empty());
         assert!(detect(&[1.0, 2.0, 3.0], &Options::default()).is_empty());
         assert!(detect(&[5.0; 40], &Options::default()).is_empty());
+    }
+
+    #[test]
+    fn huge_and_tiny_series_find_the_same_changes_without_overflow() {
+        let mut x = noise(7, 60, 1.0);
+        for v in &mut x[30..] {
+            *v += 10.0;
+        }
+        let found: Vec<usize> = detect(&x, &Options::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(found, [30]);
+        // The same series times powers of two, up to where the sums once overflowed.
+        for scale in [2f64.powi(1000), 2f64.powi(-1000), 2f64.powi(-60)] {
+            let y: Vec<f64> = x.iter().map(|v| v * scale).collect();
+            let c = detect(&y, &Options::default());
+            assert_eq!(
+                c.iter().map(|c| c.index).collect::<Vec<_>>(),
+                found,
+                "{scale}"
+            );
+            assert!(c
+                .iter()
+                .all(|c| c.q.is_finite() && c.mean_after.is_finite()));
+        }
+        // A step from -1e307 to 1e307: one change, not one every few points.
+        let mut z = vec![-1e307; 20];
+        z.extend(vec![1e307; 20]);
+        let c = detect(&z, &Options::default());
+        assert_eq!(c.iter().map(|c| c.index).collect::<Vec<_>>(), [20]);
+        assert!((c[0].mean_after - 1e307).abs() < 1e293);
     }
 
     #[test]

@@ -80,6 +80,20 @@ impl DetectorArgs {
                 self.permutations
             ));
         }
+        // The smallest p-value N permutations can give is 1 / (N + 1): below 1 / alpha - 1
+        // of them, no split can ever be significant, and every series would say "no change".
+        let least = (1.0 / self.alpha - 1.0).ceil();
+        if (self.permutations as f64) < least {
+            return bad_input(format!(
+                "--permutations {} at --alpha {} can never find a change: the smallest p-value \
+                 {} permutations give is 1/{}; give at least {least} permutations, or a larger \
+                 --alpha",
+                self.permutations,
+                self.alpha,
+                self.permutations,
+                self.permutations as u64 + 1
+            ));
+        }
         if self.min_runs < 2 {
             return bad_input(format!(
                 "--min-runs {}: at least 2 (the statistic compares pairs)",
@@ -340,14 +354,19 @@ fn detect(a: DetectArgs) -> anyhow::Result<i32> {
     if text.len() as u64 > DETECT_MAX_BYTES {
         return bad_input("standard input is over 64 MiB");
     }
+    // The whole batch is read before the first answer: a bad line is refused with nothing
+    // printed, not after the answers of the lines above it.
+    let mut batch = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let mut x = Vec::new();
-        for tok in line.split([',', ' ', '\t']).filter(|t| !t.is_empty()) {
-            match tok.parse::<f64>() {
-                Ok(v) if v.is_finite() => x.push(v),
-                _ => return bad_input(format!("line {}: '{tok}' is not a number", n + 1)),
-            }
-        }
+        batch.push(series_of(line).map_err(|tok| {
+            crate::error::BadInput(format!(
+                "line {}: {} is not a number",
+                n + 1,
+                crate::untrusted::shown(tok)
+            ))
+        })?);
+    }
+    for x in batch {
         let idx: Vec<String> = changepoint::detect(&x, &opts)
             .iter()
             .map(|c| c.index.to_string())
@@ -355,4 +374,16 @@ fn detect(a: DetectArgs) -> anyhow::Result<i32> {
         out!("{}", idx.join(","));
     }
     Ok(super::EXIT_OK)
+}
+
+/// The numbers of one line (separated by commas, spaces or tabs), or the first token that is
+/// not a finite number.
+fn series_of(line: &str) -> Result<Vec<f64>, &str> {
+    line.split([',', ' ', '\t'])
+        .filter(|t| !t.is_empty())
+        .map(|tok| match tok.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(tok),
+        })
+        .collect()
 }
