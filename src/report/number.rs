@@ -67,7 +67,14 @@ pub fn ms(ms: f64) -> String {
         "—".into()
     } else if ms >= 100.0 {
         group_thousands(&format!("{ms:.0}"))
-    } else if ms >= 10.0 {
+    } else {
+        under_100_ms(ms)
+    }
+}
+
+/// Milliseconds under 100: 3 significant digits, down to the microsecond.
+fn under_100_ms(ms: f64) -> String {
+    if ms >= 10.0 {
         format!("{ms:.1}")
     } else if ms >= 1.0 {
         format!("{ms:.2}")
@@ -148,12 +155,8 @@ pub fn terminal_ms_of_us(us: f64) -> String {
     let ms = us / 1000.0;
     if ms >= 100.0 {
         format!("{ms:.0}")
-    } else if ms >= 10.0 {
-        format!("{ms:.1}")
-    } else if ms >= 1.0 {
-        format!("{ms:.2}")
     } else {
-        format!("{ms:.3}")
+        under_100_ms(ms)
     }
 }
 
