@@ -387,7 +387,11 @@ fn detect(args: &[&str], input: &str) -> (Option<i32>, String, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    // Options refused before standard input is read close it: the write may then find no
+    // reader, and that is the refusal's doing, not the test's.
+    if let Err(e) = c.stdin.take().unwrap().write_all(input.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     let o = c.wait_with_output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (o.status.code(), text(&o.stdout), text(&o.stderr))
