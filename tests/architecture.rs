@@ -9,55 +9,13 @@ use std::path::Path;
 /// lines and inline paths, grouped imports (`use crate::{dbms, server::X}`) included. `module`
 /// is the file's module path (`src/cli/run.rs` = `["cli", "run"]`).
 fn rooms_named(text: &str, module: &[&str]) -> Vec<String> {
-    let code = blank_comments_and_literals(text);
-    let b = code.as_bytes();
-    let mods = inline_modules(&code);
+    // A room is the first segment of a path from the crate root (`paths_named` resolves
+    // `super` and `self` against where the file sits).
     let mut out: Vec<String> = Vec::new();
-    let add = |room: &str, out: &mut Vec<String>| {
-        if !room.is_empty() && room != "self" && room != "super" && !out.iter().any(|r| r == room) {
-            out.push(room.to_string());
+    for p in paths_named(text, module, &[]) {
+        if let Some(room) = p.first().filter(|r| !r.is_empty() && !out.contains(r)) {
+            out.push(room.clone());
         }
-    };
-    let mut i = 0;
-    while i < b.len() {
-        let starts_word = i == 0 || !is_ident(b[i - 1]) && b[i - 1] != b':';
-        if !starts_word || !is_ident(b[i]) {
-            i += 1;
-            continue;
-        }
-        let word = ident_at(&code, i);
-        let after = i + word.len();
-        if !code[after..].starts_with("::") {
-            i = after.max(i + 1);
-            continue;
-        }
-        // Where the path starts (the crate root, or the module `super` steps out to) and
-        // where its remainder begins.
-        let (base, rest_at): (Vec<String>, usize) = match word {
-            "crate" | "dbperf" => (Vec::new(), after + 2),
-            "super" => {
-                let mut here: Vec<String> = module.iter().map(|m| m.to_string()).collect();
-                here.extend(enclosing_modules(&mods, i));
-                let mut j = i;
-                while code[j..].starts_with("super::") {
-                    here.pop();
-                    j += "super::".len();
-                }
-                (here, j)
-            }
-            _ => {
-                i = after;
-                continue;
-            }
-        };
-        if let Some(room) = base.first() {
-            add(room, &mut out);
-        } else {
-            for r in first_segments(&code[rest_at..]) {
-                add(&r, &mut out);
-            }
-        }
-        i = rest_at;
     }
     out
 }
@@ -69,39 +27,6 @@ fn is_ident(c: u8) -> bool {
 fn ident_at(s: &str, i: usize) -> &str {
     let n = s[i..].bytes().take_while(|c| is_ident(*c)).count();
     &s[i..i + n]
-}
-
-/// The first segment of a path's remainder: `dbms::X` is `dbms`; a group `{dbms, server::Y,
-/// self}` is each of its members' first segments.
-fn first_segments(rest: &str) -> Vec<String> {
-    let rest = rest.trim_start();
-    if !rest.starts_with('{') {
-        return vec![ident_at(rest, 0).to_string()];
-    }
-    let mut out = Vec::new();
-    let mut depth = 0;
-    let mut item_start = true;
-    for (k, c) in rest.char_indices() {
-        match c {
-            '{' => {
-                depth += 1;
-                item_start = depth == 1;
-            }
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            }
-            ',' if depth == 1 => item_start = true,
-            c if item_start && depth == 1 && (c.is_ascii_alphanumeric() || c == '_') => {
-                out.push(ident_at(rest, k).to_string());
-                item_start = false;
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Inline modules (`mod tests { ... }`): name, and the byte range of their body.
