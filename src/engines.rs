@@ -152,7 +152,8 @@ pub const REGISTRY: &[Entry] = &[
         default_config: "default",
         pragmas: false,
         server: Some(MYSQL_SERVER),
-        builds: &[],
+        // Debian sid packages Oracle MySQL (9.7 LTS); no stable release does.
+        builds: &[BuildSource::Debian],
     },
     Entry {
         engine: Engine::Null,

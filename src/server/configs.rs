@@ -25,10 +25,22 @@ checkpoint_timeout = 15min
 autovacuum = on
 "
             }
-            (Kind::MariaDb | Kind::MySql, false) => {
+            (Kind::MariaDb, false) => {
                 "\
 innodb_buffer_pool_size = 1G
 innodb_log_file_size = 512M
+innodb_flush_log_at_trx_commit = 1
+innodb_doublewrite = 1
+skip_log_bin
+max_connections = 500
+"
+            }
+            // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it); the same 512 MB of
+            // redo as MariaDB's single log file.
+            (Kind::MySql, false) => {
+                "\
+innodb_buffer_pool_size = 1G
+innodb_redo_log_capacity = 512M
 innodb_flush_log_at_trx_commit = 1
 innodb_doublewrite = 1
 skip_log_bin

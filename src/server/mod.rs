@@ -474,7 +474,7 @@ impl Plan {
         // record the next sweep acts on (dropping `running` on error stops the server).
         self.record(&mut running)?;
         self.wait_ready(&mut running)?;
-        access::check(&running, Instant::now() + self.ready_timeout)?;
+        access::check(&mut running, Instant::now() + self.ready_timeout)?;
         drop(init_file);
         Ok(running)
     }
@@ -642,8 +642,10 @@ impl Plan {
         c.arg(format!("--log-error={}", log.display()));
         match self.kind {
             // MySQL 8's X plugin opens a second port (33060) shared by every instance.
+            // Its compiled-in import directory (/var/lib/mysql-files) must exist or the start
+            // aborts; no benchmark reads or writes server-side files, so none is allowed.
             Kind::MySql => {
-                c.arg("--mysqlx=OFF");
+                c.args(["--mysqlx=OFF", "--secure-file-priv=NULL"]);
             }
             // MariaDB 11.4 bintars spend ~10 s generating a TLS certificate otherwise.
             _ => {
