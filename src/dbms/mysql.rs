@@ -454,7 +454,8 @@ impl Dbms for Mysql {
             .map(|r| (to_text(Some(r), 0), to_text(Some(r), 1)))
             .collect();
         let mut out = redact_config_file(&self.config_file);
-        out.push_str("# effective settings reported by the server (SHOW GLOBAL VARIABLES):\n");
+        out.push_str(crate::results::MYSQL_REPORTED_SETTINGS);
+        out.push('\n');
         out.push_str(&format_variables(vars));
         Ok(out)
     }
@@ -563,6 +564,19 @@ impl Dbms for Mysql {
             // From the engines' statistics: InnoDB's lag until refreshed, MyRocks' stay 0 until
             // the memtable is flushed. dbgb1 comes from the files instead (metrics).
             out.push(("information_schema_size_bytes".into(), size as f64));
+        }
+        // Oracle MySQL has no Binlog_bytes_written: its binlog file instrument counts the bytes
+        // (on by default; with performance_schema off the binlog bytes are simply absent).
+        if !out.iter().any(|(k, _)| k == "binlog_bytes_written") {
+            if let Ok(Some(b)) = conn_i64(
+                &mut conn,
+                "SELECT CAST(SUM_NUMBER_OF_BYTES_WRITE AS SIGNED) FROM \
+                 performance_schema.file_summary_by_event_name \
+                 WHERE EVENT_NAME = 'wait/io/file/sql/binlog'",
+                Budget::Operation,
+            ) {
+                out.push((crate::results::hardware::BINLOG_FILE_BYTES.into(), b as f64));
+            }
         }
         // Pages written are counted in pages; their size is the server's (4-64 KiB).
         if let Ok(Some(page)) = conn_i64(&mut conn, "SELECT @@innodb_page_size", Budget::Operation)

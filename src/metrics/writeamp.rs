@@ -107,9 +107,18 @@ pub fn analyse(
     };
     // The binary log is a second log on MariaDB/MySQL: what the DBMS wrote includes it.
     let binlog_bytes = match family {
-        Family::MySql => get(delta, "binlog_bytes_written").filter(|b| *b > 0.0),
+        Family::MySql => get(delta, "binlog_bytes_written")
+            .or_else(|| get(delta, crate::results::hardware::BINLOG_FILE_BYTES))
+            .filter(|b| *b > 0.0),
         Family::Postgres | Family::Embedded => None,
     };
+    if binlog_bytes.is_some() && !delta.contains_key("binlog_bytes_written") {
+        notes.push(
+            "binlog bytes from performance_schema's binlog file instrument (MySQL has no \
+             Binlog_bytes_written)"
+                .into(),
+        );
+    }
     let binlog_syncs = binlog_bytes.and(get(delta, "binlog_group_commits"));
     let binlog_bytes_per_sync = match (binlog_bytes, binlog_syncs) {
         (Some(b), Some(s)) if s > 0.0 => Some(b / s),
@@ -287,6 +296,23 @@ mod tests {
         );
         assert_eq!(w.amplification, Some(2.0));
         assert_eq!(w.padding_factor, Some(1.0));
+    }
+
+    #[test]
+    fn mysqls_binlog_bytes_come_from_its_file_instrument() {
+        let w = analyse(
+            Engine::MySql,
+            &m(&[
+                ("innodb_os_log_written", 1000.0),
+                ("innodb_os_log_fsyncs", 2.0),
+                (crate::results::hardware::BINLOG_FILE_BYTES, 3000.0),
+            ]),
+            Some(8000.0),
+            Some(16384.0),
+        );
+        assert_eq!(w.binlog_bytes, Some(3000.0));
+        assert_eq!(w.binlog_syncs, None);
+        assert!(w.notes.iter().any(|n| n.contains("performance_schema")), "{:?}", w.notes);
     }
 
     #[test]

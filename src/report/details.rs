@@ -266,6 +266,30 @@ fn build_column() -> Column {
 
 // ---- end of build provenance ----
 
+/// The config's name, and for the MySQL family whether the binary log was on: MySQL writes
+/// one by default and MariaDB does not, and it doubles the syncs of a commit, so a comparison
+/// must show it where a reader looks, not only in the settings.
+fn config_label(name: &str, text: &str) -> String {
+    match effective_setting(text, "log_bin") {
+        Some("ON") => {
+            let sync = effective_setting(text, "sync_binlog").unwrap_or("?");
+            format!("{name} · binlog on (sync_binlog {sync})")
+        }
+        Some("OFF") => format!("{name} · binlog off"),
+        _ => name.to_string(),
+    }
+}
+
+/// A setting from the part of the config text that the server reported itself (after the
+/// adapter's last marker line), so a config file's own lines never count.
+fn effective_setting<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let (_, reported) = text.rsplit_once(crate::results::MYSQL_REPORTED_SETTINGS)?;
+    reported.lines().find_map(|l| {
+        let (k, v) = l.split_once(" = ")?;
+        (k == name).then_some(v.trim())
+    })
+}
+
 pub fn section(all: &[TargetResult]) -> Section {
     let builds = all.iter().any(|r| r.run.target.build.is_some());
     let mut cols = vec![
@@ -342,7 +366,10 @@ pub fn section(all: &[TargetResult]) -> Section {
     };
     for (i, r) in all.iter().enumerate() {
         let run = &r.run;
-        let mut config = Cell::text(&run.target.config_name);
+        let mut config = Cell::text(config_label(
+            &run.target.config_name,
+            &run.target.config_text,
+        ));
         config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
         let mut params = Cell::text(if run.preset.is_empty() {
             "—".to_string()
@@ -416,6 +443,20 @@ pub fn section(all: &[TargetResult]) -> Section {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_config_cell_says_whether_the_binary_log_was_on() {
+        let mark = crate::results::MYSQL_REPORTED_SETTINGS;
+        let on = format!("log_bin = OFF\n{mark}\nlog_bin = ON\nsync_binlog = 1\n");
+        assert_eq!(
+            super::config_label("default", &on),
+            "default · binlog on (sync_binlog 1)"
+        );
+        let off = format!("skip_log_bin\n{mark}\nlog_bin = OFF\n");
+        assert_eq!(super::config_label("default", &off), "default · binlog off");
+        // PostgreSQL's and SQLite's texts have no such line; a config's own text never counts.
+        assert_eq!(super::config_label("cx9a2", "log_bin = ON\n"), "cx9a2");
+    }
+
     use super::*;
 
     fn target(name: &str, host: Value, params: Value) -> TargetResult {

@@ -194,6 +194,10 @@ pub struct SysbenchRow {
     pub o_s: f64,
 }
 
+/// The counter of bytes written to the binary log's files that Oracle MySQL's adapter reads
+/// from performance_schema (`wait/io/file/sql/binlog`): MySQL has no Binlog_bytes_written.
+pub const BINLOG_FILE_BYTES: &str = "binlog_file_bytes_written";
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WriteAmp {
     /// Which counters were used, in words (engines name them differently).

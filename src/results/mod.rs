@@ -31,6 +31,12 @@ pub struct Tool {
     pub git_revision: String,
 }
 
+/// The line after which a MySQL-family target's `config_text` holds what the server itself
+/// reported (SHOW GLOBAL VARIABLES, one `name = value` a line); the config file's text is
+/// before it.
+pub const MYSQL_REPORTED_SETTINGS: &str =
+    "# effective settings reported by the server (SHOW GLOBAL VARIABLES):";
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TargetInfo {
     pub name: String,

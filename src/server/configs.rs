@@ -6,10 +6,19 @@ use super::Kind;
 
 /// (name, text) of the built-in config for an engine.
 pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
-    if name != "default" {
-        return None;
+    match (name, kind) {
+        ("default", _) => Some(default(kind, rocksdb)),
+        // MySQL's own default: the binary log on and synced at every commit, as a replica
+        // source runs; `default` turns it off so MySQL and MariaDB are compared alike.
+        ("binlog", Kind::MariaDb | Kind::MySql) => Some(
+            default(kind, rocksdb).replace("skip_log_bin\n", "log_bin\nsync_binlog = 1\n"),
+        ),
+        _ => None,
     }
-    Some(
+}
+
+fn default(kind: Kind, rocksdb: bool) -> String {
+    String::from(
         match (kind, rocksdb) {
             (Kind::Postgres, _) => {
                 "\
@@ -56,8 +65,7 @@ skip_log_bin
 max_connections = 500
 "
             }
-        }
-        .to_string(),
+        },
     )
 }
 
@@ -159,5 +167,10 @@ mod tests {
             .unwrap()
             .contains("synchronous_commit = on"));
         assert!(builtin(Kind::Postgres, false, "cx1").is_none());
+        assert!(builtin(Kind::Postgres, false, "binlog").is_none());
+        for (k, r) in [(Kind::MySql, false), (Kind::MariaDb, true)] {
+            let t = builtin(k, r, "binlog").unwrap();
+            assert!(!t.contains("skip_log_bin") && t.contains("log_bin\nsync_binlog = 1"), "{t}");
+        }
     }
 }

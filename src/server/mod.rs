@@ -306,10 +306,14 @@ impl Plan {
             (Some(text), _) => text.to_string(),
             (None, Some(text)) => text,
             (None, None) => {
+                let builtin = match t.engine.family() {
+                    crate::engines::Family::MySql => "'default' and 'binlog'",
+                    _ => "'default'",
+                };
                 return crate::error::bad_input(format!(
-                    "unknown {} config '{config}': declare it as [config.{config}] in dbperf.toml (the built-in one is 'default')",
+                    "unknown {} config '{config}': declare it as [config.{config}] in dbperf.toml (built in: {builtin})",
                     t.engine
-                ))
+                ));
             }
         };
         if kind == Kind::MariaDb && configs::mycnf_sets(&config_text, "init_file") {

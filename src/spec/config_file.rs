@@ -162,7 +162,9 @@ fn embedded_configs(engine: Engine) -> &'static [crate::dbms::sqlite::Config] {
 }
 
 fn builtin_names(engine: Engine) -> Vec<&'static str> {
-    if engine.is_server() {
+    if engine.family() == crate::engines::Family::MySql {
+        vec!["default", "binlog"]
+    } else if engine.is_server() {
         vec!["default"]
     } else {
         embedded_configs(engine).iter().map(|c| c.name).collect()
