@@ -293,8 +293,17 @@ impl Private {
             self.release
         ));
         let mut c = self.apt_get()?;
-        c.arg("update");
-        output(c, &format!("apt-get update ({})", self.release))?;
+        // Without it a mirror that cannot be reached is only a warning, apt-get exits 0, and
+        // the release would look as if it had no such package.
+        c.args(["-o", "APT::Update::Error-Mode=any", "update"]);
+        if let Err(e) = output(c, &format!("apt-get update ({})", self.release)) {
+            // Lists never fetched leave nothing behind; lists fetched before stay usable.
+            if !stamp.exists() {
+                let _ = fs::remove_dir_all(&self.dir);
+                remove_if_empty(self.dir.parent());
+            }
+            return Err(e);
+        }
         fs::write(stamp, b"")?;
         Ok(())
     }
@@ -376,6 +385,13 @@ impl Private {
         }
         seen.sort();
         Ok(seen)
+    }
+}
+
+/// Removes `dir` (the `.apt` directory) when nothing is left in it.
+fn remove_if_empty(dir: Option<&Path>) {
+    if let Some(d) = dir {
+        let _ = fs::remove_dir(d);
     }
 }
 
