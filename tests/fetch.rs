@@ -1,6 +1,6 @@
 //! `dbperf fetch` and `--target ENGINE@VERSION` with real builds: PostgreSQL from npm (zonky's),
-//! MariaDB 10.5 and 11.8 with MyRocks from Debian bullseye and trixie through the private apt
-//! setup, each benchmarked through dbperf's own server management; `--from URL` against a
+//! MariaDB 10.5 and 11.8 with MyRocks from Debian bullseye and trixie and Oracle MySQL 9.7 from
+//! sid through the private apt setup, each benchmarked through dbperf's own server management; `--from URL` against a
 //! tarball served on 127.0.0.1 (whole, truncated, wrong checksum).
 //!
 //! Downloads are shared by every test of this test binary (a cache directory under /tmp keyed by
@@ -13,13 +13,8 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use common::{dbperf, fetch_cache, text};
-
-/// One fetch at a time: parallel `apt-get update`s of one private list directory would fight
-/// over its lock.
-static FETCHING: Mutex<()> = Mutex::new(());
 
 /// A fetch test that cannot run here: said and skipped locally, a failure in CI, where
 /// scripts/install-test-deps.sh installs every client and the registries are reachable.
@@ -56,14 +51,7 @@ fn npm_ready() -> Result<(), String> {
 }
 
 fn fetch(args: &[&str], cache: &Path) -> std::process::Output {
-    let _one = FETCHING.lock().unwrap_or_else(|e| e.into_inner());
-    dbperf()
-        .arg("fetch")
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache)
-        .output()
-        .unwrap()
+    common::fetch_into(args, cache)
 }
 
 fn build_json(dir: &Path) -> serde_json::Value {
@@ -184,7 +172,7 @@ fn postgres_18_counters_and_checksums_pinned_like_older_versions() {
     // `run --fetch` gets the build when it is not cached yet (a fresh CI machine), as
     // `dbperf fetch` would, under the one-fetch-at-a-time lock.
     let o = {
-        let _one = FETCHING.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = common::FETCHING.lock().unwrap_or_else(|e| e.into_inner());
         quick_run_with(&["postgres@18"], &cache, &res, &["--fetch"])
     };
     assert!(o.status.success(), "{}", text(&o));
@@ -298,7 +286,6 @@ fn bad_fetch_input_is_one_sentence_and_exit_2() {
             &["postgres", "16", "--sha256", "ab"],
             "--sha256 checks a --from",
         ),
-        (&["mysql", "8.0"], "--from"),
         (
             &["postgres", "16", "--from", "/nonexistent.tgz"],
             "no such file",
@@ -524,4 +511,119 @@ fn mariadb_10_5_and_11_8_from_debian_with_myrocks() {
         "{md}"
     );
     assert!(md.contains("own loader and libc"), "{md}");
+}
+
+/// Oracle MySQL 9.7 from sid, the Insert Benchmark with the binary log off (`default`) and on
+/// (`binlog`): every step ok, with what it cost the server, InnoDB's counters and write
+/// amplification from MySQL's own counter names, and the binlog's bytes when it is on.
+#[test]
+fn mysql_9_7_from_sid_runs_the_insert_benchmark_with_its_costs() {
+    if !on_path("apt-get") || !on_path("dpkg-deb") {
+        skip("apt-get and dpkg-deb are needed (Debian)");
+        return;
+    }
+    if !common::mysql_9_7() {
+        return;
+    }
+    let cache = fetch_cache();
+    let out = tempfile::tempdir().unwrap();
+    let res = out.path().join("r");
+    let o = quick_run(&["mysql@9.7", "mysql@9.7:binlog"], &cache, &res);
+    assert!(o.status.success(), "{}", text(&o));
+    for (cell, binlog) in [("mysql@9.7.default", false), ("mysql@9.7.binlog", true)] {
+        let dir = res.join(cell);
+        all_steps_ok(&dir);
+        let run = run_json(&dir);
+        assert!(run["target"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("9.7."));
+        assert_eq!(run["target"]["build"]["source"]["release"], "sid");
+        let step: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("steps/l.i1.json")).unwrap())
+                .unwrap();
+        let hw = &step["hardware"];
+        assert!(
+            hw["per_op"]["server_cpu_us"].as_f64().unwrap() > 0.0,
+            "{hw}"
+        );
+        let delta = &step["dbms"]["delta"];
+        assert!(
+            delta["innodb_os_log_written"].as_f64().unwrap() > 0.0,
+            "{delta}"
+        );
+        assert!(
+            delta["innodb_os_log_fsyncs"].as_f64().unwrap() > 0.0,
+            "{delta}"
+        );
+        let wa = &step["dbms"]["write_amplification"];
+        assert!(wa["log_bytes"].as_f64().unwrap() > 0.0, "{wa}");
+        assert!(wa["log_bytes_per_sync"].as_f64().unwrap() > 0.0, "{wa}");
+        assert_eq!(
+            wa["binlog_bytes"].as_f64().is_some_and(|b| b > 0.0),
+            binlog,
+            "{wa}"
+        );
+    }
+    let md = std::fs::read_to_string(res.join("report.md")).unwrap();
+    assert!(md.contains("debian sid 9.7."), "{md}");
+    assert!(
+        md.contains("default · binlog off") && md.contains("binlog · binlog on (sync_binlog 1)"),
+        "{md}"
+    );
+    // `dbperf writeamp` reads the same steps back.
+    let o = dbperf()
+        .args(["writeamp"])
+        .arg(res.join("mysql@9.7.binlog"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Innodb_os_log_written"));
+}
+
+/// A version sid does not have is one sentence that lists what it has, exit 2; a sid mirror
+/// that cannot be reached is apt's own sentence, exit 1, and nothing left in the cache.
+#[test]
+fn mysql_versions_sid_lacks_or_cannot_give_are_refused_cleanly() {
+    if !on_path("apt-get") || !on_path("dpkg-deb") {
+        skip("apt-get and dpkg-deb are needed (Debian)");
+        return;
+    }
+    if !common::mysql_9_7() {
+        return;
+    }
+    let o = fetch(&["mysql", "5.6"], &fetch_cache());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Debian (sid) has no mysql 5.6; the nearest it has: 9.7."),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let cache = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let o = dbperf()
+        .args(["fetch", "mysql", "9.7", "--cache-dir"])
+        .arg(cache.path())
+        .env("http_proxy", format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // Progress ("apt-get update of Debian sid ...") and then the error: one line.
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: apt-get update (sid) failed") && last.contains("127.0.0.1"),
+        "{err}"
+    );
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    let left: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -1,7 +1,10 @@
 //! dbperf's own MySQL-protocol client (src/dbms/mysql_wire.rs) against a real MariaDB that
 //! `dbperf server start` runs: both transports, passwords right and wrong, NULLs in binary and
 //! text results, errors from the second of several statements, a lock wait timeout counted as
-//! transient, and a value larger than one 16 MiB protocol packet in both directions.
+//! transient, and a value larger than one 16 MiB protocol packet in both directions. And against
+//! a real Oracle MySQL 9.7 (fetched from Debian sid): caching_sha2_password's full and fast
+//! authentication over TCP without TLS (the RSA exchange) and over the socket, with a password
+//! and with an empty one, and MySQL's lock wait timeout and deadlock as transient errors.
 
 use crate::common;
 
@@ -39,9 +42,13 @@ fn connect(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Box<dyn
 }
 
 fn mysql(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
+    mysql_of(Flavor::MariaDb, s, tcp, user, password)
+}
+
+fn mysql_of(flavor: Flavor, s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
     Mysql::new(
         endpoint(s, tcp, user, password),
-        Flavor::MariaDb,
+        flavor,
         Storage::InnoDb,
         "default",
         "",
@@ -186,4 +193,137 @@ fn the_protocol_client_on_real_mariadb() {
 
     let v = mysql(&s, false, "root", own).version().unwrap();
     assert!(v.contains("MariaDB"), "{v}");
+}
+
+/// The instance `dbperf server start` made in `dir`: its port and socket (server.json).
+fn started(dir: &std::path::Path) -> Server {
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("server.json")).unwrap()).unwrap();
+    Server {
+        port: state["port"].as_u64().unwrap() as u16,
+        socket: state["socket"].as_str().unwrap().into(),
+    }
+}
+
+#[test]
+fn caching_sha2_password_on_real_mysql_9_7_over_tcp_and_the_socket() {
+    if !mysql_9_7() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("my");
+    let cache = fetch_cache();
+    let o = run(&[
+        "server",
+        "start",
+        "mysql@9.7",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let _instance = Instance {
+        target: "mysql@9.7",
+        dir: &dir,
+    };
+    let s = started(&dir);
+    let own = instance_password(&dir);
+    let own = Some(own.as_str());
+    let my = |tcp: bool, user: &str, pw: Option<&str>| mysql_of(Flavor::MySql, &s, tcp, user, pw);
+    let mut root = my(true, "root", own).connect().expect("root over TCP");
+    root.execute_batch(
+        "CREATE TABLE ib.t (id bigint primary key, n int) engine=innodb; \
+         INSERT INTO ib.t VALUES (1, 0), (2, 0); \
+         CREATE USER 'pw'@'%' IDENTIFIED BY 's3cret'; \
+         CREATE USER 'nopw'@'%' IDENTIFIED BY ''; \
+         GRANT ALL ON ib.* TO 'pw'@'%'; GRANT ALL ON ib.* TO 'nopw'@'%'",
+    )
+    .unwrap();
+    assert_eq!(
+        root.query_i64(
+            "SELECT count(*) FROM mysql.user WHERE user IN ('pw', 'nopw') \
+             AND plugin = 'caching_sha2_password'"
+        )
+        .unwrap(),
+        Some(2),
+        "MySQL 9's accounts authenticate with caching_sha2_password"
+    );
+    for tcp in [true, false] {
+        // FLUSH PRIVILEGES empties the server's cache of verified passwords: the first login
+        // after it takes the full authentication (over TCP without TLS, the password goes
+        // encrypted with the server's RSA key), the second the fast one from the cache.
+        root.execute_batch("FLUSH PRIVILEGES").unwrap();
+        for attempt in ["full", "fast"] {
+            let mut c = my(tcp, "pw", Some("s3cret"))
+                .connect()
+                .unwrap_or_else(|e| panic!("{attempt} auth (tcp {tcp}): {e:#}"));
+            assert_eq!(c.query_i64("SELECT 41 + 1").unwrap(), Some(42));
+        }
+        let mut c = my(tcp, "nopw", None)
+            .connect()
+            .unwrap_or_else(|e| panic!("empty password (tcp {tcp}): {e:#}"));
+        assert_eq!(c.query_i64("SELECT 1").unwrap(), Some(1));
+        let err = my(tcp, "pw", Some("wrong"))
+            .connect()
+            .err()
+            .expect("a wrong password is refused");
+        let msg = format!("{err:#}");
+        assert!(msg.contains("ERROR 1045 (28000)"), "{msg}");
+        assert!(!msg.contains("wrong"), "the password leaked: {msg}");
+    }
+    // The benchmark's logins never asked for TLS.
+    assert_eq!(
+        root.query_i64(
+            "SELECT CAST(variable_value AS SIGNED) FROM performance_schema.global_status \
+             WHERE variable_name = 'Ssl_accepts'"
+        )
+        .unwrap(),
+        Some(0)
+    );
+
+    // A lock wait timeout (1205) and a deadlock (1213) are transient: counted and retried.
+    let mut a = my(true, "pw", Some("s3cret")).connect().unwrap();
+    let mut b = my(false, "pw", Some("s3cret")).connect().unwrap();
+    a.execute_batch("BEGIN; UPDATE ib.t SET n = 1 WHERE id = 1")
+        .unwrap();
+    b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
+        .unwrap();
+    let upd = b.prepare("UPDATE ib.t SET n = 2 WHERE id = ?").unwrap();
+    let err = b.execute(upd, &[Param::Int(1)]).unwrap_err();
+    assert!(err.transient, "{}", err.message);
+    assert!(err.message.contains("ERROR 1205"), "{}", err.message);
+    a.execute_batch("ROLLBACK").unwrap();
+    a.execute_batch("BEGIN; UPDATE ib.t SET n = 1 WHERE id = 1")
+        .unwrap();
+    // The second transaction runs on a thread of its own (a connection is not Send, so it is
+    // made there): it holds row 2, then waits for row 1 while `a` asks for row 2.
+    let (locked, holds_2) = std::sync::mpsc::channel();
+    let (first, second) = std::thread::scope(|sc| {
+        let other = sc.spawn(|| {
+            let mut b = my(false, "pw", Some("s3cret")).connect().unwrap();
+            b.execute_batch("BEGIN; UPDATE ib.t SET n = 1 WHERE id = 2")
+                .unwrap();
+            locked.send(()).unwrap();
+            let r = b.execute_batch("UPDATE ib.t SET n = 2 WHERE id = 1");
+            let _ = b.execute_batch("ROLLBACK");
+            r
+        });
+        holds_2.recv().unwrap();
+        // Give `b` time to start waiting for row 1 (if it has not, `a` waits and `b` is the
+        // victim instead: either way one of the two gets 1213).
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let first = a.execute_batch("UPDATE ib.t SET n = 2 WHERE id = 2");
+        let _ = a.execute_batch("ROLLBACK");
+        (first, other.join().unwrap())
+    });
+    let err = match (first, second) {
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => e,
+        other => panic!("one of the two is the deadlock's victim: {other:?}"),
+    };
+    assert!(err.message.contains("ERROR 1213"), "{}", err.message);
+    assert!(err.transient, "{}", err.message);
+
+    let v = my(false, "root", own).version().unwrap();
+    assert!(v.starts_with("9.7."), "{v}");
 }

@@ -24,9 +24,13 @@ fn step<'a>(steps: &'a [StepFile], label: &str) -> &'a StepFile {
 /// The current order, quick preset, on a managed server: every step ok without errors, row
 /// counts that follow the writes, and the engine's own "postwrite" maintenance.
 fn quick_on(target: &str, name: &str, version: &str, maintenance: &str) {
+    quick_with(target, name, version, maintenance, &[]);
+}
+
+fn quick_with(target: &str, name: &str, version: &str, maintenance: &str, extra: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("r");
-    let o = run(&[
+    let mut args = vec![
         "run",
         "--suite",
         "sysbench",
@@ -36,7 +40,9 @@ fn quick_on(target: &str, name: &str, version: &str, maintenance: &str) {
         "--out",
         out.to_str().unwrap(),
         "--no-progress",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run, steps) = read_all(&target_dir(&out, name));
     check_cost_interval(&steps);
@@ -109,6 +115,20 @@ fn current_order_on_managed_mariadb() {
             "mariadb.default",
             "10.11",
             "ANALYZE TABLE sbtest1",
+        );
+    }
+}
+
+#[test]
+fn current_order_on_oracle_mysql_9_7_from_debian_sid() {
+    if mysql_9_7() {
+        let cache = fetch_cache();
+        quick_with(
+            "mysql@9.7",
+            "mysql@9.7.default",
+            "9.7.",
+            "ANALYZE TABLE sbtest1",
+            &["--cache-dir", cache.to_str().unwrap()],
         );
     }
 }

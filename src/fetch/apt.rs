@@ -97,7 +97,9 @@ impl Release {
 
     /// The releases that package `build`, oldest first.
     fn with(build: DebianBuild) -> impl Iterator<Item = &'static Release> {
-        RELEASES.iter().filter(move |r| !r.packages(build).is_empty())
+        RELEASES
+            .iter()
+            .filter(move |r| !r.packages(build).is_empty())
     }
 
     /// "Debian (bullseye, bookworm, trixie)": where `build` comes from, for messages.

@@ -312,7 +312,11 @@ mod tests {
         );
         assert_eq!(w.binlog_bytes, Some(3000.0));
         assert_eq!(w.binlog_syncs, None);
-        assert!(w.notes.iter().any(|n| n.contains("performance_schema")), "{:?}", w.notes);
+        assert!(
+            w.notes.iter().any(|n| n.contains("performance_schema")),
+            "{:?}",
+            w.notes
+        );
     }
 
     #[test]

@@ -10,18 +10,17 @@ pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
         ("default", _) => Some(default(kind, rocksdb)),
         // MySQL's own default: the binary log on and synced at every commit, as a replica
         // source runs; `default` turns it off so MySQL and MariaDB are compared alike.
-        ("binlog", Kind::MariaDb | Kind::MySql) => Some(
-            default(kind, rocksdb).replace("skip_log_bin\n", "log_bin\nsync_binlog = 1\n"),
-        ),
+        ("binlog", Kind::MariaDb | Kind::MySql) => {
+            Some(default(kind, rocksdb).replace("skip_log_bin\n", "log_bin\nsync_binlog = 1\n"))
+        }
         _ => None,
     }
 }
 
 fn default(kind: Kind, rocksdb: bool) -> String {
-    String::from(
-        match (kind, rocksdb) {
-            (Kind::Postgres, _) => {
-                "\
+    String::from(match (kind, rocksdb) {
+        (Kind::Postgres, _) => {
+            "\
 shared_buffers = 512MB
 max_connections = 200
 fsync = on
@@ -33,9 +32,9 @@ min_wal_size = 1GB
 checkpoint_timeout = 15min
 autovacuum = on
 "
-            }
-            (Kind::MariaDb, false) => {
-                "\
+        }
+        (Kind::MariaDb, false) => {
+            "\
 innodb_buffer_pool_size = 1G
 innodb_log_file_size = 512M
 innodb_flush_log_at_trx_commit = 1
@@ -43,11 +42,11 @@ innodb_doublewrite = 1
 skip_log_bin
 max_connections = 500
 "
-            }
-            // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it); the same 512 MB of
-            // redo as MariaDB's single log file.
-            (Kind::MySql, false) => {
-                "\
+        }
+        // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it); the same 512 MB of
+        // redo as MariaDB's single log file.
+        (Kind::MySql, false) => {
+            "\
 innodb_buffer_pool_size = 1G
 innodb_redo_log_capacity = 512M
 innodb_flush_log_at_trx_commit = 1
@@ -55,18 +54,17 @@ innodb_doublewrite = 1
 skip_log_bin
 max_connections = 500
 "
-            }
-            (Kind::MariaDb | Kind::MySql, true) => {
-                "\
+        }
+        (Kind::MariaDb | Kind::MySql, true) => {
+            "\
 rocksdb_block_cache_size = 1G
 rocksdb_flush_log_at_trx_commit = 1
 innodb_buffer_pool_size = 64M
 skip_log_bin
 max_connections = 500
 "
-            }
-        },
-    )
+        }
+    })
 }
 
 /// my.cnf lines as mysqld command-line options (every server runs with --no-defaults).
@@ -170,7 +168,10 @@ mod tests {
         assert!(builtin(Kind::Postgres, false, "binlog").is_none());
         for (k, r) in [(Kind::MySql, false), (Kind::MariaDb, true)] {
             let t = builtin(k, r, "binlog").unwrap();
-            assert!(!t.contains("skip_log_bin") && t.contains("log_bin\nsync_binlog = 1"), "{t}");
+            assert!(
+                !t.contains("skip_log_bin") && t.contains("log_bin\nsync_binlog = 1"),
+                "{t}"
+            );
         }
     }
 }

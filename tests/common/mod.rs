@@ -195,3 +195,36 @@ pub fn fetch_cache() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// One fetch at a time in this test binary: parallel `apt-get update`s of one private list
+/// directory would fight over its lock.
+pub static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `dbperf fetch ARGS --cache-dir CACHE`, one at a time.
+pub fn fetch_into(args: &[&str], cache: &Path) -> Output {
+    let _one = FETCHING.lock().unwrap_or_else(|e| e.into_inner());
+    dbperf()
+        .arg("fetch")
+        .args(args)
+        .arg("--cache-dir")
+        .arg(cache)
+        .output()
+        .unwrap()
+}
+
+/// Oracle MySQL 9.7 from Debian sid in the shared build cache (`fetch_cache`), fetched once:
+/// true when it is there. Without apt (not Debian) or a reachable archive the test is skipped
+/// locally; in CI both are required.
+pub fn mysql_9_7() -> bool {
+    let o = fetch_into(&["mysql", "9.7"], &fetch_cache());
+    if o.status.success() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must be able to fetch MySQL 9.7 from Debian sid: {}",
+        text(&o)
+    );
+    eprintln!("skipping: MySQL 9.7 could not be fetched: {}", text(&o));
+    false
+}
