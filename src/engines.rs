@@ -148,7 +148,8 @@ pub const REGISTRY: &[Entry] = &[
         product: "Oracle MySQL",
         family: Family::MySql,
         listed: true,
-        storages: &["innodb", "rocksdb"],
+        // Oracle's builds have no MyRocks (Percona's and Facebook's forks do).
+        storages: &["innodb"],
         default_config: "default",
         pragmas: false,
         server: Some(MYSQL_SERVER),

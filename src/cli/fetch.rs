@@ -104,7 +104,7 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
             match engine {
                 Engine::Postgres => "16.4",
                 Engine::MariaDb => "10.11",
-                Engine::MySql => "8.4.3",
+                Engine::MySql => "9.7",
                 Engine::Sqlite | Engine::Null => "",
             }
         ));

@@ -1,5 +1,5 @@
-//! MariaDB (with MyRocks) and PostgreSQL from Debian packages of bullseye, bookworm and trixie,
-//! and Oracle MySQL from sid (unstable, the only release that packages it), through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
+//! MariaDB (with MyRocks) and PostgreSQL from Debian packages of bullseye, bookworm and
+//! trixie, and Oracle MySQL from sid (unstable, the only release that packages it), through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
 //! sources list, lists and cache under the build cache (`.apt/<release>/`). The system's apt
 //! configuration is never written, no root is needed, and the mirror is the one the system's
 //! own sources name (its apt.conf proxies apply too).
@@ -22,6 +22,7 @@ use super::{
     FetchRequest, Offer, PackageRecord, Progress, SourceRecord, BUILD_SCHEMA,
 };
 use crate::error::bad_input;
+use crate::safe_fs::{self, Also};
 
 /// A Debian release and the packages that make each engine's build there (empty: the release
 /// has none, and its lists are never fetched for that engine).
@@ -228,12 +229,20 @@ fn system_mirrors() -> anyhow::Result<(String, Option<String>)> {
 struct Private {
     dir: PathBuf,
     release: &'static str,
+    /// Whether this call made the release's directory: only then may a failed first update
+    /// remove it again.
+    made_now: bool,
 }
 
 impl Private {
     fn new(cache: &Cache, r: &'static Release) -> anyhow::Result<Private> {
         let release = r.name;
-        let dir = cache.root.join(".apt").join(release);
+        // Walked one name at a time, never through a link, and owned by root or this user
+        // only: a failed update removes what it made here.
+        let root = safe_fs::make_dir_all(&cache.root, Also::Nobody)?;
+        let apt = root.subdir(".apt", Also::Nobody)?;
+        let made_now = !apt.has(release);
+        let dir = apt.subdir(release, Also::Nobody)?.path().to_path_buf();
         fs::create_dir_all(dir.join("lists/partial"))?;
         fs::create_dir_all(dir.join("cache/archives/partial"))?;
         let (main, security) = system_mirrors()?;
@@ -248,7 +257,11 @@ impl Private {
             list.push_str(&format!("deb {signed}{s} {release}-security main\n"));
         }
         archive::write_atomic(&dir.join("sources.list"), list.as_bytes())?;
-        Ok(Private { dir, release })
+        Ok(Private {
+            dir,
+            release,
+            made_now,
+        })
     }
 
     fn options(&self, c: &mut Command) {
@@ -279,7 +292,8 @@ impl Private {
         Ok(c)
     }
 
-    /// Downloads the release's package lists when they are missing or a day old.
+    /// Downloads the release's package lists when they are missing or a day old. Lists that
+    /// cannot be refreshed but were fetched before are used as they are, and said so.
     fn update(&self, p: &mut dyn Progress) -> anyhow::Result<()> {
         let stamp = self.dir.join("updated");
         let fresh = fs::metadata(&stamp)
@@ -299,8 +313,15 @@ impl Private {
         // the release would look as if it had no such package.
         c.args(["-o", "APT::Update::Error-Mode=any", "update"]);
         if let Err(e) = output(c, &format!("apt-get update ({})", self.release)) {
-            // Lists never fetched leave nothing behind; lists fetched before stay usable.
-            if !stamp.exists() {
+            if stamp.exists() {
+                p.say(&format!(
+                    "{e:#}; using Debian {}'s lists as they were last fetched",
+                    self.release
+                ));
+                return Ok(());
+            }
+            // Lists never fetched leave nothing behind.
+            if self.made_now {
                 let _ = fs::remove_dir_all(&self.dir);
                 remove_if_empty(self.dir.parent());
             }
@@ -432,7 +453,11 @@ fn host_libc() -> Option<String> {
 }
 
 pub fn offers(cache: &Cache, engine: Engine, p: &mut dyn Progress) -> anyhow::Result<Vec<Offer>> {
-    Ok(release_offers(cache, engine, p)?
+    let (offers, failed) = release_offers(cache, engine, p)?;
+    if let (true, Some(e)) = (offers.is_empty(), failed) {
+        return Err(e);
+    }
+    Ok(offers
         .into_iter()
         .map(|(r, v, debver)| Offer {
             version: v,
@@ -442,30 +467,60 @@ pub fn offers(cache: &Cache, engine: Engine, p: &mut dyn Progress) -> anyhow::Re
         .collect())
 }
 
+/// What the releases offer, newest first, and the last release whose lists could not be had
+/// (skipped, and said so: one release's mirror failing leaves the others usable).
+type ReleaseOffers = (
+    Vec<(&'static Release, Version, String)>,
+    Option<anyhow::Error>,
+);
+
 fn release_offers(
     cache: &Cache,
     engine: Engine,
     p: &mut dyn Progress,
-) -> anyhow::Result<Vec<(&'static Release, Version, String)>> {
+) -> anyhow::Result<ReleaseOffers> {
     let build = debian_build(engine)?;
     let mut out = Vec::new();
+    let mut failed = Vec::new();
     for r in Release::with(build) {
         let private = Private::new(cache, r)?;
-        private.update(p)?;
+        if let Err(e) = private.update(p) {
+            failed.push((r.name, e));
+            continue;
+        }
         for (v, debver) in private.madison(r.packages(build)[0])? {
             out.push((r, v, debver));
         }
     }
     out.sort_by(|a, b| b.1.cmp(&a.1));
-    Ok(out)
+    if !out.is_empty() {
+        for (name, e) in &failed {
+            p.say(&format!("{e:#}; Debian {name} is left out"));
+        }
+    }
+    Ok((out, failed.pop().map(|f| f.1)))
 }
 
 pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow::Result<Build> {
-    let all = release_offers(cache, req.engine, p)?;
+    let (all, failed) = release_offers(cache, req.engine, p)?;
     let matching: Vec<&(&Release, Version, String)> = all
         .iter()
         .filter(|(_, v, _)| req.want.version.matches(v))
         .collect();
+    if let (true, Some(e)) = (matching.is_empty(), failed) {
+        // A release's lists could not be had: the version may well be there. A build of it
+        // already in the cache still serves; otherwise this is a failure, not bad input.
+        if let Some(b) = cache.find(req.engine, &req.want) {
+            p.say(&format!(
+                "{} {} is already cached in {}",
+                req.engine,
+                b.info.version,
+                b.dir.display()
+            ));
+            return Ok(b);
+        }
+        return Err(e);
+    }
     if matching.is_empty() {
         let have: Vec<Version> = all.iter().map(|o| o.1.clone()).collect();
         return no_such_version(
@@ -481,6 +536,15 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     for (r, v, debver) in matching.iter().take(3) {
         let key = format!("{v}{}", super::suffix(BuildSource::Debian, req.engine));
         if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
+            if b.info.source.client != super::client_of(BuildSource::Debian) {
+                return crate::error::bad_input(format!(
+                    "{} {v} is in the build cache already from another source ({}); remove it \
+                     first with `dbperf fetch --remove {} {v}`",
+                    req.engine,
+                    b.dir.display(),
+                    req.engine
+                ));
+            }
             p.say(&format!(
                 "{} {v} is already cached in {}",
                 req.engine,

@@ -306,7 +306,7 @@ pub fn section(all: &[TargetResult]) -> Section {
             "config",
             "config",
             "",
-            "config name; open it for the effective settings",
+            "config name (MariaDB/MySQL: and whether the binary log was on); open it for the effective settings",
             Better::Neither,
         ),
         Column::new(
@@ -366,10 +366,13 @@ pub fn section(all: &[TargetResult]) -> Section {
     };
     for (i, r) in all.iter().enumerate() {
         let run = &r.run;
-        let mut config = Cell::text(config_label(
-            &run.target.config_name,
-            &run.target.config_text,
-        ));
+        let mysql_family = crate::engines::Engine::parse(&run.target.engine)
+            .is_some_and(|e| e.family() == crate::engines::Family::MySql);
+        let mut config = Cell::text(if mysql_family {
+            config_label(&run.target.config_name, &run.target.config_text)
+        } else {
+            run.target.config_name.clone()
+        });
         config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
         let mut params = Cell::text(if run.preset.is_empty() {
             "—".to_string()

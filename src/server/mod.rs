@@ -152,8 +152,10 @@ impl Running {
         self.password.redact(text)
     }
 
+    /// Whether the server still runs. The process is not reaped here (`try_wait` would): its
+    /// pid, and the process group stop signals, stay its own until `stop` waits for it.
     pub fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        !process::has_ended(&self.child)
     }
 
     /// Graceful stop (PostgreSQL fast shutdown, mysqld SIGTERM), forced after 120 s.

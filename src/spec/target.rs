@@ -249,9 +249,11 @@ mod tests {
             "mariadb.default"
         );
         assert_eq!(
-            parse("mysql+rocksdb", &[]).unwrap().name,
-            "mysql+rocksdb.default"
+            parse("mariadb+rocksdb", &[]).unwrap().name,
+            "mariadb+rocksdb.default"
         );
+        let e = parse("mysql+rocksdb", &[]).unwrap_err().to_string();
+        assert!(e.contains("use +innodb"), "{e}");
         let e = parse("mariadb+aria", &[]).unwrap_err().to_string();
         assert!(e.contains("use +innodb or +rocksdb"), "{e}");
         let e = parse("postgres+zheap", &[]).unwrap_err().to_string();
