@@ -156,16 +156,7 @@ fn the_protocol_client_on_real_mariadb() {
     // A lock wait timeout is transient: counted and retried by the benchmarks, not fatal.
     let mut a = connect(&s, true, "root", own);
     let mut b = connect(&s, false, "root", own);
-    a.execute_batch("BEGIN; UPDATE t SET n = 1 WHERE id = 1")
-        .unwrap();
-    b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
-        .unwrap();
-    let upd = b.prepare("UPDATE t SET n = 2 WHERE id = ?").unwrap();
-    let err = b.execute(upd, &[Param::Int(1)]).unwrap_err();
-    assert!(err.transient, "{}", err.message);
-    assert!(err.message.contains("ERROR 1205"), "{}", err.message);
-    a.execute_batch("ROLLBACK").unwrap();
-    assert_eq!(b.execute(upd, &[Param::Int(1)]).unwrap(), 1);
+    lock_wait_times_out_transiently(&mut *a, &mut *b, "t");
 
     // More than one protocol packet (16 MiB - 1) each way.
     root.execute_batch("SET GLOBAL max_allowed_packet = 64 * 1024 * 1024")
@@ -193,6 +184,23 @@ fn the_protocol_client_on_real_mariadb() {
 
     let v = mysql(&s, false, "root", own).version().unwrap();
     assert!(v.contains("MariaDB"), "{v}");
+}
+
+/// `b` waits for a row `a` holds in `table` (id 1, column n) until innodb_lock_wait_timeout:
+/// error 1205, transient; once `a` lets go, the same statement goes through.
+fn lock_wait_times_out_transiently(a: &mut dyn Conn, b: &mut dyn Conn, table: &str) {
+    a.execute_batch(&format!("BEGIN; UPDATE {table} SET n = 1 WHERE id = 1"))
+        .unwrap();
+    b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
+        .unwrap();
+    let upd = b
+        .prepare(&format!("UPDATE {table} SET n = 2 WHERE id = ?"))
+        .unwrap();
+    let err = b.execute(upd, &[Param::Int(1)]).unwrap_err();
+    assert!(err.transient, "{}", err.message);
+    assert!(err.message.contains("ERROR 1205"), "{}", err.message);
+    a.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(b.execute(upd, &[Param::Int(1)]).unwrap(), 1);
 }
 
 /// The instance `dbperf server start` made in `dir`: its port and socket (server.json).
@@ -285,15 +293,8 @@ fn caching_sha2_password_on_real_mysql_9_over_tcp_and_the_socket() {
     // A lock wait timeout (1205) and a deadlock (1213) are transient: counted and retried.
     let mut a = my(true, "pw", Some("s3cret")).connect().unwrap();
     let mut b = my(false, "pw", Some("s3cret")).connect().unwrap();
-    a.execute_batch("BEGIN; UPDATE ib.t SET n = 1 WHERE id = 1")
-        .unwrap();
-    b.execute_batch("SET SESSION innodb_lock_wait_timeout = 1")
-        .unwrap();
-    let upd = b.prepare("UPDATE ib.t SET n = 2 WHERE id = ?").unwrap();
-    let err = b.execute(upd, &[Param::Int(1)]).unwrap_err();
-    assert!(err.transient, "{}", err.message);
-    assert!(err.message.contains("ERROR 1205"), "{}", err.message);
-    a.execute_batch("ROLLBACK").unwrap();
+    lock_wait_times_out_transiently(&mut *a, &mut *b, "ib.t");
+    b.execute_batch("ROLLBACK").unwrap();
     a.execute_batch("BEGIN; UPDATE ib.t SET n = 1 WHERE id = 1")
         .unwrap();
     // The second transaction runs on a thread of its own (a connection is not Send, so it is
