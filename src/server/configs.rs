@@ -2,9 +2,90 @@
 //! on, MariaDB off; MyRocks' block cache is 512 MB), so every setting that decides durability,
 //! logging or memory is written out here, and the report shows the text.
 
+use super::published::{self, Published};
+use super::render;
+use super::version::Version;
 use super::Kind;
+use crate::error::bad_input;
+use crate::results::ConfigSource;
 
-/// (name, text) of the built-in config for an engine.
+/// The names of an engine's built-in configs: `default`, then the published ones
+/// (docs/configs.md).
+pub fn builtin_names(kind: Kind, rocksdb: bool) -> Vec<&'static str> {
+    let mut names = vec!["default"];
+    names.extend(published::names(kind, rocksdb));
+    names
+}
+
+/// The built-in published config `name` for the engine (`cx9a2`, `cz11a`), if it is one.
+pub fn published(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Published> {
+    published::find(kind, rocksdb, name)
+}
+
+/// What a server target asks to run with.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub kind: Kind,
+    pub rocksdb: bool,
+    /// The config's name.
+    pub name: &'a str,
+    /// Its text from dbperf.toml; None: the built-in config of that name.
+    pub text: Option<&'a str>,
+    /// A built-in published config that text extends (written before it).
+    pub base: Option<&'a str>,
+}
+
+/// The text a server starts with and, for a published config, where it came from.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub text: String,
+    pub source: Option<ConfigSource>,
+}
+
+/// The config a target runs with. A published one is written for the server's version and this
+/// host's RAM, asked for only then (`version` may run the binary).
+pub fn choose(
+    a: &Asked,
+    version: impl FnOnce() -> anyhow::Result<Version>,
+    memory_kb: impl FnOnce() -> u64,
+) -> anyhow::Result<Chosen> {
+    let own = a.text.unwrap_or_default();
+    let (base, extended) = match a.text {
+        Some(_) => (a.base, true),
+        None => (Some(a.name), false),
+    };
+    if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
+        let memory = memory_kb();
+        if memory == 0 {
+            return bad_input(format!(
+                "cannot read this host's RAM (MemTotal in /proc/meminfo), which the built-in config {} is scaled to",
+                p.name
+            ));
+        }
+        let r = render::render(p, version()?, memory)?;
+        return Ok(Chosen {
+            text: r.text + own,
+            source: Some(r.source),
+        });
+    }
+    let text = match (base, extended) {
+        (None, _) => Some(own.to_string()),
+        (Some(b), true) => builtin(a.kind, a.rocksdb, b).map(|t| t + own),
+        (Some(b), false) => builtin(a.kind, a.rocksdb, b),
+    };
+    match text {
+        Some(text) => Ok(Chosen { text, source: None }),
+        None => bad_input(format!(
+            "unknown {} config '{}': declare it as [config.{}] in dbperf.toml; the built-in ones are {}",
+            a.kind.name(),
+            base.unwrap_or(a.name),
+            base.unwrap_or(a.name),
+            builtin_names(a.kind, a.rocksdb).join(", ")
+        )),
+    }
+}
+
+/// The text of the built-in `default` config for an engine.
 pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
     if name != "default" {
         return None;
