@@ -211,6 +211,95 @@ mod tests {
         assert_eq!(o, ["--innodb_buffer_pool_size=1G", "--skip_log_bin"]);
     }
 
+    fn asked<'a>(kind: Kind, rocksdb: bool, name: &'a str) -> Asked<'a> {
+        Asked {
+            kind,
+            rocksdb,
+            name,
+            text: None,
+            base: None,
+        }
+    }
+
+    fn never() -> anyhow::Result<Version> {
+        panic!("a config that is not published needs no version")
+    }
+
+    #[test]
+    fn an_unknown_config_is_refused_with_the_built_in_names() {
+        for (kind, rocksdb, list) in [
+            (Kind::Postgres, false, "default, cx9a2, cx10a, cx10b"),
+            (Kind::MariaDb, false, "default, cz11a, cz10a"),
+            (Kind::MariaDb, true, "default, cza1"),
+            (Kind::MySql, false, "default, cz11a, cz10a, cz12a, cz13a"),
+        ] {
+            let e = choose(&asked(kind, rocksdb, "cx1"), never, || 1).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e}");
+            assert!(
+                e.to_string()
+                    .ends_with(&format!("'cx1': declare it as [config.cx1] in dbperf.toml; the built-in ones are {list}")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_published_config_is_written_for_the_version_and_host_and_a_files_text_stays_its_own() {
+        let c = choose(
+            &asked(Kind::Postgres, false, "cx9a2_c8r32"),
+            || Ok(Version::new(16, 4, 0)),
+            || 24_683_652,
+        )
+        .unwrap();
+        assert!(c.text.contains("\nshared_buffers = 17GB\n"), "{}", c.text);
+        assert_eq!(c.source.unwrap().name, "cx9a2");
+        // A dbperf.toml config extending it comes after it.
+        let own = "# mine\nshared_buffers = 1GB\n";
+        let c = choose(
+            &Asked {
+                text: Some(own),
+                base: Some("cx9a2"),
+                ..asked(Kind::Postgres, false, "mine")
+            },
+            || Ok(Version::new(13, 23, 0)),
+            || 24_683_652,
+        )
+        .unwrap();
+        assert!(
+            c.text.ends_with(own) && c.text.starts_with("# cx9a2: "),
+            "{}",
+            c.text
+        );
+        // A file's config of the same name as a published one is the file's.
+        let c = choose(
+            &Asked {
+                text: Some("x = 1\n"),
+                ..asked(Kind::Postgres, false, "cx9a2")
+            },
+            never,
+            || 1,
+        )
+        .unwrap();
+        assert_eq!((c.text.as_str(), c.source), ("x = 1\n", None));
+        let d = choose(&asked(Kind::MariaDb, true, "default"), never, || 1).unwrap();
+        assert!(d.text.starts_with("rocksdb_block_cache_size = 1G"));
+        // The version decides, and it cannot always be known.
+        let e = choose(
+            &asked(Kind::MySql, false, "cz11a"),
+            || crate::error::bad_input("cannot tell the version"),
+            || 24_683_652,
+        )
+        .unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        let e = choose(
+            &asked(Kind::MySql, false, "cz11a"),
+            || Ok(Version::new(9, 7, 4)),
+            || 0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("cannot read this host's RAM"), "{e}");
+    }
+
     #[test]
     fn durability_and_binlog_are_explicit() {
         for (k, r) in [
