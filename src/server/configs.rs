@@ -22,6 +22,32 @@ pub fn published(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Publi
     published::find(kind, rocksdb, name)
 }
 
+/// A built-in published config, for listing (`dbperf run --list-presets`).
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub rocksdb: bool,
+    /// `12 to 18`.
+    pub versions: &'static str,
+    /// The mytools file of the newest version it is published for.
+    pub source: &'static str,
+}
+
+/// Every built-in published config (docs/configs.md).
+pub fn published_list() -> Vec<Listed> {
+    published::ALL
+        .iter()
+        .map(|p| Listed {
+            name: p.name,
+            kind: p.kind,
+            rocksdb: p.rocksdb,
+            versions: p.versions,
+            source: p.sources.last().map_or("", |s| s.path),
+        })
+        .collect()
+}
+
 /// What a server target asks to run with.
 #[derive(Debug, Clone, Copy)]
 pub struct Asked<'a> {
