@@ -76,7 +76,7 @@ fn format_size(bytes: u64, style: Style) -> String {
         Style::Bytes => "B",
         Style::Letter => "",
     };
-    if bytes % GIB == 0 {
+    if bytes.is_multiple_of(GIB) {
         format!("{}G{b}", bytes / GIB)
     } else {
         format!("{}M{b}", bytes / MIB)
