@@ -81,18 +81,7 @@ pub fn choose(
         None => (Some(a.name), false),
     };
     if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
-        let memory = memory_kb();
-        if memory == 0 {
-            return bad_input(format!(
-                "cannot read this host's RAM (MemTotal in /proc/meminfo), which the built-in config {} is scaled to",
-                p.name
-            ));
-        }
-        let r = render::render(p, version()?, memory)?;
-        return Ok(Chosen {
-            text: r.text + own,
-            source: Some(r.source),
-        });
+        return written(p, own, version, memory_kb());
     }
     let text = match (base, extended) {
         (None, _) => Some(own.to_string()),
@@ -101,14 +90,36 @@ pub fn choose(
     };
     match text {
         Some(text) => Ok(Chosen { text, source: None }),
-        None => bad_input(format!(
-            "unknown {} config '{}': declare it as [config.{}] in dbperf.toml; the built-in ones are {}",
-            a.kind.name(),
-            base.unwrap_or(a.name),
-            base.unwrap_or(a.name),
-            builtin_names(a.kind, a.rocksdb).join(", ")
-        )),
+        None => unknown(a, base.unwrap_or(a.name)),
     }
+}
+
+/// A published config written for the server's version and this host, then `own` lines.
+fn written(
+    p: &Published,
+    own: &str,
+    version: impl FnOnce() -> anyhow::Result<Version>,
+    memory_kb: u64,
+) -> anyhow::Result<Chosen> {
+    if memory_kb == 0 {
+        return bad_input(format!(
+            "cannot read this host's RAM (MemTotal in /proc/meminfo), which the built-in config {} is scaled to",
+            p.name
+        ));
+    }
+    let r = render::render(p, version()?, memory_kb)?;
+    Ok(Chosen {
+        text: r.text + own,
+        source: Some(r.source),
+    })
+}
+
+fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
+    bad_input(format!(
+        "unknown {} config '{name}': declare it as [config.{name}] in dbperf.toml; the built-in ones are {}",
+        a.kind.name(),
+        builtin_names(a.kind, a.rocksdb).join(", ")
+    ))
 }
 
 /// The text of the built-in `default` config for an engine.

@@ -30,21 +30,10 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
     let source = p.source(version);
     let mut out = Out {
         kind: p.kind,
-        text: String::new(),
+        text: header(p, source.path, version, &scale),
         scaled: Vec::new(),
         not_as_published: Vec::new(),
     };
-    out.text.push_str(&format!(
-        "# {}: a published config of the Insert Benchmark and sysbench studies, from\n\
-         # {REPOSITORY} {}, for {} {version}.\n\
-         # Published for {}; memory scaled to this host's {} GiB (x {}).\n",
-        p.name,
-        source.path,
-        p.kind.name(),
-        host_label(p),
-        scale.host_gib,
-        factor_text(&scale),
-    ));
     for s in p.settings() {
         out.setting(s, version, &scale);
     }
@@ -61,6 +50,20 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
         },
         text: out.text,
     })
+}
+
+/// Comment lines naming the config, its file, the version and the scale.
+fn header(p: &Published, path: &str, version: Version, scale: &Scale) -> String {
+    format!(
+        "# {}: a published config of the Insert Benchmark and sysbench studies, from\n\
+         # {REPOSITORY} {path}, for {} {version}.\n\
+         # Published for {}; memory scaled to this host's {} GiB (x {}).\n",
+        p.name,
+        p.kind.name(),
+        host_label(p),
+        scale.host_gib,
+        factor_text(scale),
+    )
 }
 
 fn host_label(p: &Published) -> String {
