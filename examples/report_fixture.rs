@@ -188,6 +188,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
                 "journal_mode = wal\nsynchronous = 1\ncache_size = -{}\n",
                 16384 * (i + 1)
             ),
+            config_source: None,
             server: None,
             build: None,
         },

@@ -292,7 +292,7 @@ mod tests {
         );
         assert_eq!(
             Engine::listed_names(|e| !e.builds.is_empty()),
-            "postgres, mariadb"
+            "postgres, mariadb, mysql"
         );
         for e in ALL {
             assert_eq!(e.is_server(), e.family() != Family::Embedded, "{e}");

@@ -110,6 +110,10 @@ fn presets_are_listed() {
         "1u.1t",
         "4u.1t",
         "4u.4t",
+        "cx9a2",
+        "cz11a",
+        "cza1",
+        "my.cnf.cz12a_c8r32",
     ] {
         assert!(s.contains(p), "{p} missing from:\n{s}");
     }

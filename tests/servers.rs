@@ -181,6 +181,94 @@ fn quick_on_managed_mariadb_myrocks() {
     }
 }
 
+/// The installed PostgreSQL with the published cx9a2: its settings as published but for the
+/// memory, scaled to this host's RAM, and run.json says where they came from and how they
+/// were scaled.
+#[test]
+fn a_published_config_runs_scaled_to_the_host_and_says_where_it_came_from() {
+    if !postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "run",
+        "--target",
+        "postgres:cx9a2",
+        "--steps",
+        "l.i0",
+        "--rows-l-i0",
+        "2k",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (run_file, steps) = read_all(&target_dir(&out, "postgres.cx9a2"));
+    assert_eq!(run_file.status, "ok");
+    assert_eq!(steps.len(), 1);
+    let t = &run_file.target;
+    let src = t
+        .config_source
+        .as_ref()
+        .expect("a published config's source");
+    assert_eq!(src.name, "cx9a2");
+    assert!(
+        src.source
+            .starts_with("github.com/mdcallag/mytools bench/conf/")
+            && src.source.ends_with("/conf.diff.cx9a2_c8r32"),
+        "{src:?}"
+    );
+    assert!(
+        t.version
+            .contains(&format!("PostgreSQL {}", src.server_version)),
+        "{} / {src:?}",
+        t.version
+    );
+    assert_eq!(src.published_host, "c8r32 (8 cores, 32 GiB RAM)");
+    // This host's RAM in whole GiB (MemTotal rounded up) over the published host's 32 GiB.
+    let kb: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let gib = kb.div_ceil(1 << 20);
+    assert_eq!((src.host_memory_gib, src.scale), (gib, gib as f64 / 32.0));
+    let [sb] = src.scaled.as_slice() else {
+        panic!("one scaled setting: {src:?}")
+    };
+    assert_eq!(
+        (sb.setting.as_str(), sb.published.as_str()),
+        ("shared_buffers", "23GB")
+    );
+    assert!(
+        t.config_text
+            .contains(&format!("\nshared_buffers = {}\n", sb.used)),
+        "{}",
+        t.config_text
+    );
+    // The server took it: pg_settings counts 8 kB pages.
+    let mib: u64 = match sb.used.strip_suffix("GB") {
+        Some(g) => g.parse::<u64>().unwrap() * 1024,
+        None => sb.used.trim_end_matches("MB").parse().unwrap(),
+    };
+    assert!(
+        t.config_text
+            .contains(&format!("shared_buffers = {} 8kB", mib * 128)),
+        "{}",
+        t.config_text
+    );
+    // The published settings that are not memory are given as published.
+    for line in [
+        "synchronous_commit = off",
+        "max_wal_size = 40GB",
+        "autovacuum_max_workers = 4",
+    ] {
+        assert!(t.config_text.contains(&format!("\n{line}\n")), "{line}");
+    }
+}
+
 /// Stops an instance started with `dbperf server start`, whatever the test's outcome.
 #[test]
 fn external_server_is_measured_without_being_managed() {

@@ -68,13 +68,15 @@ pub struct RunArgs {
     #[arg(long, default_value = "quick")]
     pub preset: String,
 
-    /// List the presets with their sizes, and the SQLite configs, then exit.
+    /// List the presets with their sizes, the SQLite configs and the built-in published server
+    /// configs, then exit.
     #[arg(long)]
     pub list_presets: bool,
 
     /// Target to benchmark, repeatable: ENGINE[:CONFIG], e.g. `sqlite`, `sqlite:delete-full`.
-    /// SQLite configs: wal-normal (default), wal-full, wal-off, delete-full, defaults.
-    /// Targets run one after another, each into its own result directory.
+    /// SQLite configs: wal-normal (default), wal-full, wal-off, delete-full, defaults. Server
+    /// configs: default, and the published ones (`postgres@16:cx9a2`, `mariadb@10.11:cz11a`;
+    /// --list-presets, docs/configs.md). Targets run one after another, each into its own result directory.
     #[arg(long = "target", value_name = "TARGET", group = WORKLOAD)]
     pub targets: Vec<String>,
 
@@ -824,4 +826,17 @@ fn list_presets() {
         ]);
     }
     out!("{c}");
+    let mut p = comfy_table::Table::new();
+    p.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    p.set_header([
+        "published config (--target ENGINE@VERSION:NAME)",
+        "engine",
+        "versions",
+        "newest source in github.com/mdcallag/mytools",
+    ]);
+    for row in presets::server_configs() {
+        p.add_row(row);
+    }
+    out!("{p}");
+    out!("Written for the server's version, memory scaled to this host's RAM (docs/configs.md).");
 }

@@ -88,15 +88,20 @@ fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap_or_default()
 }
 
+/// The host's RAM: MemTotal of /proc/meminfo, KiB (0 when it cannot be read).
+pub fn memory_kb(roots: &Roots) -> u64 {
+    read(&roots.proc.join("meminfo"))
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Reads the host's state. `data_dirs` are the directories whose block devices are looked at
 /// (a run's work directory; `host show --path`).
 pub fn fingerprint(roots: &Roots, data_dirs: &[PathBuf]) -> Fingerprint {
     let info = machine::cpuinfo(roots);
-    let memory_kb = read(&roots.proc.join("meminfo"))
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0);
+    let memory_kb = memory_kb(roots);
     let os = read(&roots.etc.join("os-release"))
         .lines()
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))

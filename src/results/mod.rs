@@ -4,6 +4,7 @@
 //! `schema`; readers refuse versions from the future.
 
 pub mod campaign;
+pub mod config_source;
 pub mod hardware;
 pub mod metric;
 pub mod profile;
@@ -11,6 +12,7 @@ pub mod series;
 pub mod status;
 
 pub use campaign::CampaignCell;
+pub use config_source::{ConfigSource, ScaledSetting};
 pub use status::{RunStatus, Status};
 
 use std::collections::BTreeMap;
@@ -46,6 +48,11 @@ pub struct TargetInfo {
     pub config_name: String,
     /// The effective configuration as the engine reports it.
     pub config_text: String,
+    /// A built-in published config (docs/configs.md): its source, the published host, the
+    /// memory scale and each setting not given as published. Absent for other configs and in
+    /// older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_source: Option<ConfigSource>,
     /// How the server was reached and, when dbperf managed it, where it ran and how it stopped.
     #[serde(default)]
     pub server: Option<ServerRecord>,

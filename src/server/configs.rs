@@ -2,9 +2,131 @@
 //! on, MariaDB off; MyRocks' block cache is 512 MB), so every setting that decides durability,
 //! logging or memory is written out here, and the report shows the text.
 
+use super::published::{self, Published};
+use super::render;
+use super::version::Version;
 use super::Kind;
+use crate::error::bad_input;
+use crate::results::ConfigSource;
 
-/// (name, text) of the built-in config for an engine.
+/// The names of an engine's built-in configs: `default`, then the published ones
+/// (docs/configs.md).
+pub fn builtin_names(kind: Kind, rocksdb: bool) -> Vec<&'static str> {
+    let mut names = vec!["default"];
+    if matches!(kind, Kind::MariaDb | Kind::MySql) {
+        names.push("binlog");
+    }
+    names.extend(published::names(kind, rocksdb));
+    names
+}
+
+/// The built-in published config `name` for the engine (`cx9a2`, `cz11a`), if it is one.
+pub fn published(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Published> {
+    published::find(kind, rocksdb, name)
+}
+
+/// A built-in published config, for listing (`dbperf run --list-presets`).
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub rocksdb: bool,
+    /// `12 to 18`.
+    pub versions: &'static str,
+    /// The mytools file of the newest version it is published for.
+    pub source: &'static str,
+}
+
+/// Every built-in published config (docs/configs.md).
+pub fn published_list() -> Vec<Listed> {
+    published::ALL
+        .iter()
+        .map(|p| Listed {
+            name: p.name,
+            kind: p.kind,
+            rocksdb: p.rocksdb,
+            versions: p.versions,
+            source: p.sources.last().map_or("", |s| s.path),
+        })
+        .collect()
+}
+
+/// What a server target asks to run with.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub kind: Kind,
+    pub rocksdb: bool,
+    /// The config's name.
+    pub name: &'a str,
+    /// Its text from dbperf.toml; None: the built-in config of that name.
+    pub text: Option<&'a str>,
+    /// A built-in published config that text extends (written before it).
+    pub base: Option<&'a str>,
+}
+
+/// The text a server starts with and, for a published config, where it came from.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub text: String,
+    pub source: Option<ConfigSource>,
+}
+
+/// The config a target runs with. A published one is written for the server's version and this
+/// host's RAM, asked for only then (`version` may run the binary).
+pub fn choose(
+    a: &Asked,
+    version: impl FnOnce() -> anyhow::Result<Version>,
+    memory_kb: impl FnOnce() -> u64,
+) -> anyhow::Result<Chosen> {
+    let own = a.text.unwrap_or_default();
+    let (base, extended) = match a.text {
+        Some(_) => (a.base, true),
+        None => (Some(a.name), false),
+    };
+    if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
+        return written(p, own, version, memory_kb());
+    }
+    let text = match (base, extended) {
+        (None, _) => Some(own.to_string()),
+        (Some(b), true) => builtin(a.kind, a.rocksdb, b).map(|t| t + own),
+        (Some(b), false) => builtin(a.kind, a.rocksdb, b),
+    };
+    match text {
+        Some(text) => Ok(Chosen { text, source: None }),
+        None => unknown(a, base.unwrap_or(a.name)),
+    }
+}
+
+/// A published config written for the server's version and this host, then `own` lines.
+fn written(
+    p: &Published,
+    own: &str,
+    version: impl FnOnce() -> anyhow::Result<Version>,
+    memory_kb: u64,
+) -> anyhow::Result<Chosen> {
+    if memory_kb == 0 {
+        return bad_input(format!(
+            "cannot read this host's RAM (MemTotal in /proc/meminfo), which the built-in config {} is scaled to",
+            p.name
+        ));
+    }
+    let r = render::render(p, version()?, memory_kb)?;
+    Ok(Chosen {
+        text: r.text + own,
+        source: Some(r.source),
+    })
+}
+
+fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
+    bad_input(format!(
+        "unknown {} config '{name}': declare it as [config.{name}] in dbperf.toml; the built-in ones are {}",
+        a.kind.name(),
+        builtin_names(a.kind, a.rocksdb).join(", ")
+    ))
+}
+
+/// The text of a built-in config that is not a published one (`default`, the MySQL family's
+/// `binlog`) for an engine.
 pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
     match (name, kind) {
         ("default", _) => Some(default(kind, rocksdb)),
@@ -18,9 +140,8 @@ pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
 }
 
 fn default(kind: Kind, rocksdb: bool) -> String {
-    String::from(match (kind, rocksdb) {
-        (Kind::Postgres, _) => {
-            "\
+    match (kind, rocksdb) {
+        (Kind::Postgres, _) => "\
 shared_buffers = 512MB
 max_connections = 200
 fsync = on
@@ -32,40 +153,33 @@ min_wal_size = 1GB
 checkpoint_timeout = 15min
 autovacuum = on
 "
-        }
-        (Kind::MariaDb, false) => {
-            "\
-innodb_buffer_pool_size = 1G
-innodb_log_file_size = 512M
-innodb_flush_log_at_trx_commit = 1
-innodb_doublewrite = 1
-skip_log_bin
-max_connections = 500
-"
-        }
+        .to_string(),
+        (Kind::MariaDb, false) => INNODB_DEFAULT.to_string(),
         // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it); the same 512 MB of
         // redo as MariaDB's single log file.
-        (Kind::MySql, false) => {
-            "\
-innodb_buffer_pool_size = 1G
-innodb_redo_log_capacity = 512M
-innodb_flush_log_at_trx_commit = 1
-innodb_doublewrite = 1
-skip_log_bin
-max_connections = 500
-"
-        }
-        (Kind::MariaDb | Kind::MySql, true) => {
-            "\
+        (Kind::MySql, false) => INNODB_DEFAULT.replace(
+            "innodb_log_file_size = 512M",
+            "innodb_redo_log_capacity = 512M",
+        ),
+        (Kind::MariaDb | Kind::MySql, true) => "\
 rocksdb_block_cache_size = 1G
 rocksdb_flush_log_at_trx_commit = 1
 innodb_buffer_pool_size = 64M
 skip_log_bin
 max_connections = 500
 "
-        }
-    })
+        .to_string(),
+    }
 }
+
+const INNODB_DEFAULT: &str = "\
+innodb_buffer_pool_size = 1G
+innodb_log_file_size = 512M
+innodb_flush_log_at_trx_commit = 1
+innodb_doublewrite = 1
+skip_log_bin
+max_connections = 500
+";
 
 /// my.cnf lines as mysqld command-line options (every server runs with --no-defaults).
 pub fn mycnf_options(text: &str) -> Vec<String> {
@@ -148,6 +262,99 @@ mod tests {
         assert_eq!(o, ["--innodb_buffer_pool_size=1G", "--skip_log_bin"]);
     }
 
+    fn asked<'a>(kind: Kind, rocksdb: bool, name: &'a str) -> Asked<'a> {
+        Asked {
+            kind,
+            rocksdb,
+            name,
+            text: None,
+            base: None,
+        }
+    }
+
+    fn never() -> anyhow::Result<Version> {
+        panic!("a config that is not published needs no version")
+    }
+
+    #[test]
+    fn an_unknown_config_is_refused_with_the_built_in_names() {
+        for (kind, rocksdb, list) in [
+            (Kind::Postgres, false, "default, cx9a2, cx10a, cx10b"),
+            (Kind::MariaDb, false, "default, binlog, cz11a, cz10a"),
+            (Kind::MariaDb, true, "default, binlog, cza1"),
+            (
+                Kind::MySql,
+                false,
+                "default, binlog, cz11a, cz10a, cz12a, cz13a",
+            ),
+        ] {
+            let e = choose(&asked(kind, rocksdb, "cx1"), never, || 1).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e}");
+            assert!(
+                e.to_string()
+                    .ends_with(&format!("'cx1': declare it as [config.cx1] in dbperf.toml; the built-in ones are {list}")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_published_config_is_written_for_the_version_and_host_and_a_files_text_stays_its_own() {
+        let c = choose(
+            &asked(Kind::Postgres, false, "cx9a2_c8r32"),
+            || Ok(Version::new(16, 4, 0)),
+            || 24_683_652,
+        )
+        .unwrap();
+        assert!(c.text.contains("\nshared_buffers = 17GB\n"), "{}", c.text);
+        assert_eq!(c.source.unwrap().name, "cx9a2");
+        // A dbperf.toml config extending it comes after it.
+        let own = "# mine\nshared_buffers = 1GB\n";
+        let c = choose(
+            &Asked {
+                text: Some(own),
+                base: Some("cx9a2"),
+                ..asked(Kind::Postgres, false, "mine")
+            },
+            || Ok(Version::new(13, 23, 0)),
+            || 24_683_652,
+        )
+        .unwrap();
+        assert!(
+            c.text.ends_with(own) && c.text.starts_with("# cx9a2: "),
+            "{}",
+            c.text
+        );
+        // A file's config of the same name as a published one is the file's.
+        let c = choose(
+            &Asked {
+                text: Some("x = 1\n"),
+                ..asked(Kind::Postgres, false, "cx9a2")
+            },
+            never,
+            || 1,
+        )
+        .unwrap();
+        assert_eq!((c.text.as_str(), c.source), ("x = 1\n", None));
+        let d = choose(&asked(Kind::MariaDb, true, "default"), never, || 1).unwrap();
+        assert!(d.text.starts_with("rocksdb_block_cache_size = 1G"));
+        // The version decides, and it cannot always be known.
+        let e = choose(
+            &asked(Kind::MySql, false, "cz11a"),
+            || crate::error::bad_input("cannot tell the version"),
+            || 24_683_652,
+        )
+        .unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        let e = choose(
+            &asked(Kind::MySql, false, "cz11a"),
+            || Ok(Version::new(9, 7, 4)),
+            || 0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("cannot read this host's RAM"), "{e}");
+    }
+
     #[test]
     fn durability_and_binlog_are_explicit() {
         for (k, r) in [
@@ -160,6 +367,12 @@ mod tests {
                 t.contains("skip_log_bin") && t.contains("flush_log_at_trx_commit = 1"),
                 "{t}"
             );
+            let redo = if k == Kind::MySql {
+                "innodb_redo_log_capacity = 512M"
+            } else {
+                "innodb_log_file_size = 512M"
+            };
+            assert!(r || t.contains(redo), "{t}");
         }
         assert!(builtin(Kind::Postgres, false, "default")
             .unwrap()

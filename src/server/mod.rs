@@ -8,8 +8,12 @@ pub mod identity;
 pub mod layout;
 pub mod probe;
 pub mod process;
+mod published;
 pub mod registry;
+mod render;
+mod scale;
 pub mod secret;
+pub mod version;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -85,6 +89,8 @@ pub struct Plan {
     pub config_name: String,
     /// The config file text (postgresql.conf lines or my.cnf `[mysqld]` options).
     pub config_text: String,
+    /// A built-in published config's source and how it was fitted (run.json).
+    pub config_source: Option<crate::results::ConfigSource>,
     /// PostgreSQL: initdb options the config asked for; None = dbperf's default (checksums off
     /// on every version, see `init_options`).
     pub initdb: Option<Vec<String>>,
@@ -283,8 +289,35 @@ pub struct Wanted<'a> {
     pub config_name: &'a str,
     /// From dbperf.toml; None: the built-in config of that name.
     pub config_text: Option<&'a str>,
+    /// A built-in published config `config_text` extends (dbperf.toml's `extends`), written
+    /// for the server's version before it.
+    pub config_base: Option<&'a str>,
+    /// The build's exact version when it is known (a fetched build's build.json); None: the
+    /// server binary is asked, if a published config needs it.
+    pub version: Option<&'a str>,
     /// PostgreSQL: the config's initdb options; None: dbperf's.
     pub initdb: Option<&'a [String]>,
+}
+
+/// The server's version: the build's recorded one, else what its binary says (run as the
+/// server's user, like every probe).
+fn server_version(
+    known: Option<&str>,
+    layout: &Layout,
+    user: Option<&User>,
+) -> anyhow::Result<version::Version> {
+    if let Some(v) = known.and_then(version::Version::find) {
+        return Ok(v);
+    }
+    let a = probe::ask(&layout.server, &["--version"], user, probe::DEADLINE)?;
+    match (a.success, version::Version::find(&a.text)) {
+        (true, Some(v)) => Ok(v),
+        _ => crate::error::bad_input(format!(
+            "cannot tell the version of {} (its --version says {}), which a built-in published config depends on",
+            layout.server.display(),
+            crate::untrusted::shown(a.text.trim())
+        )),
+    }
 }
 
 impl Plan {
@@ -304,20 +337,19 @@ impl Plan {
         };
         let layout = layout::find(kind, t.binaries, t.rocksdb)?;
         let config = t.config_name;
-        let config_text = match (t.config_text, configs::builtin(kind, t.rocksdb, config)) {
-            (Some(text), _) => text.to_string(),
-            (None, Some(text)) => text,
-            (None, None) => {
-                let builtin = match t.engine.family() {
-                    crate::engines::Family::MySql => "'default' and 'binlog'",
-                    _ => "'default'",
-                };
-                return crate::error::bad_input(format!(
-                    "unknown {} config '{config}': declare it as [config.{config}] in dbperf.toml (built in: {builtin})",
-                    t.engine
-                ));
-            }
+        let asked = configs::Asked {
+            kind,
+            rocksdb: t.rocksdb,
+            name: config,
+            text: t.config_text,
+            base: t.config_base,
         };
+        let chosen = configs::choose(
+            &asked,
+            || server_version(t.version, &layout, user.as_ref()),
+            || crate::host::memory_kb(&Default::default()),
+        )?;
+        let config_text = chosen.text;
         if kind == Kind::MariaDb && configs::mycnf_sets(&config_text, "init_file") {
             return crate::error::bad_input(format!(
                 "{} config '{}' sets init_file: a managed MariaDB's init file is dbperf's own (it \
@@ -332,6 +364,7 @@ impl Plan {
             layout,
             config_name: config.to_string(),
             config_text,
+            config_source: chosen.source,
             initdb: t.initdb.map(<[String]>::to_vec),
             user,
             ready_timeout,

@@ -110,6 +110,9 @@ impl Loop<'_> {
                 return self.end_early(cell, &cx, &tdir, early);
             }
         };
+        if let Access::Managed(plan) = &cell.checked.access {
+            begun.run.target.config_source = plan.config_source.clone();
+        }
         self.write(&tdir.join("run.json"), &begun.run);
         let cost = cost_sources(&dbms, running.as_ref(), cell);
         let mut steps = cell.suite.on(dbms.clone());
@@ -242,6 +245,7 @@ impl Loop<'_> {
             run.ended_at = Some(now_rfc3339());
             if let Access::Managed(plan) = &cell.checked.access {
                 run.target.config_text = plan.config_text.clone();
+                run.target.config_source = plan.config_source.clone();
             }
             self.write(&tdir.join("run.json"), &run);
         }

@@ -235,6 +235,7 @@ pub fn new_run_file(
             version: "unknown (not started)".into(),
             config_name: target.config.clone(),
             config_text: String::new(),
+            config_source: None,
             server: None,
             build: target.build.clone(),
         },

@@ -38,10 +38,12 @@ pub struct NamedConfig {
     /// PostgreSQL: options for initdb (e.g. `["--data-checksums"]`), part of the config so
     /// versions compared with it are initialised alike.
     pub initdb: Option<Vec<String>>,
-    /// A config this one adds to: a built-in one (`default`, a SQLite config such as
-    /// `wal-normal`) or another `[config.*]` of this file. Its text comes first, so this
+    /// A config this one adds to: a built-in one (`default`, a published one such as `cx9a2`,
+    /// a SQLite config such as `wal-normal`) or another `[config.*]` of this file (`base` is
+    /// another name for it). Its text comes first, so this
     /// config's settings win; a config that differs from the default by one setting is written
     /// as that setting.
+    #[serde(alias = "base")]
     pub extends: Option<String>,
 }
 
@@ -161,14 +163,27 @@ fn embedded_configs(engine: Engine) -> &'static [crate::dbms::sqlite::Config] {
     }
 }
 
-fn builtin_names(engine: Engine) -> Vec<&'static str> {
-    if engine.family() == crate::engines::Family::MySql {
-        vec!["default", "binlog"]
-    } else if engine.is_server() {
-        vec!["default"]
-    } else {
-        embedded_configs(engine).iter().map(|c| c.name).collect()
+/// The built-in configs a target of `t`'s engine (and storage engine) can name.
+fn builtin_names(t: &Target) -> Vec<&'static str> {
+    match crate::server::Kind::of(t.engine) {
+        Some(kind) => crate::server::configs::builtin_names(kind, t.rocksdb()),
+        None => embedded_configs(t.engine).iter().map(|c| c.name).collect(),
     }
+}
+
+/// Whether `name` is a built-in published config of `t`'s engine (`cx9a2`): its text depends
+/// on the server's version, so it is written when the server is planned, not here.
+fn is_published(t: &Target, name: &str) -> bool {
+    crate::server::Kind::of(t.engine)
+        .is_some_and(|k| crate::server::configs::published(k, t.rocksdb(), name).is_some())
+}
+
+/// A config with whatever it extends: its text, its initdb options, and the published config
+/// it starts from, if any (written before the text when the server is planned).
+struct Extended {
+    text: String,
+    initdb: Option<Vec<String>>,
+    published_base: Option<String>,
 }
 
 /// initdb options dbperf sets itself (data directory, superuser, authentication, encoding) may
@@ -261,9 +276,10 @@ impl ConfigFile {
                     t.config, c.engine, t.name, t.engine
                 ));
             }
-            let (text, initdb) = self.extended(&t.config, c, &t, &mut Vec::new())?;
-            t.config_text = Some(text);
-            if let Some(opts) = initdb {
+            let e = self.extended(&t.config, c, &t, &mut Vec::new())?;
+            t.config_text = Some(e.text);
+            t.config_base = e.published_base;
+            if let Some(opts) = e.initdb {
                 check_initdb(&t.config, c.engine, &opts)?;
                 t.initdb = Some(opts);
             }
@@ -279,9 +295,13 @@ impl ConfigFile {
         c: &NamedConfig,
         t: &Target,
         seen: &mut Vec<String>,
-    ) -> anyhow::Result<(String, Option<Vec<String>>)> {
+    ) -> anyhow::Result<Extended> {
         let Some(base) = &c.extends else {
-            return Ok((self.config_text(name, c)?, c.initdb.clone()));
+            return Ok(Extended {
+                text: self.config_text(name, c)?,
+                initdb: c.initdb.clone(),
+                published_base: None,
+            });
         };
         // Extending, a config may add nothing but its initdb options.
         let own = match (&c.text, &c.file) {
@@ -301,7 +321,7 @@ impl ConfigFile {
                 seen.join(" -> ")
             ));
         }
-        let (base_text, base_initdb) = match self.config.get(base) {
+        let under = match self.config.get(base) {
             Some(b) if b.engine != c.engine => {
                 return bad_input(format!(
                     "config '{name}' is for {} but extends '{base}', which is for {}",
@@ -310,23 +330,36 @@ impl ConfigFile {
             }
             Some(b) => self.extended(base, b, t, seen)?,
             None => match builtin_text(t, base) {
-                Some(text) => (text, None),
+                Some(text) => Extended {
+                    text,
+                    initdb: None,
+                    published_base: None,
+                },
+                None if is_published(t, base) => Extended {
+                    text: String::new(),
+                    initdb: None,
+                    published_base: Some(base.clone()),
+                },
                 None => {
                     return bad_input(format!(
                         "config '{name}' extends '{base}', which is neither a [config.{base}] of this file nor a built-in {} config ({})",
                         c.engine,
-                        builtin_names(c.engine).join(", ")
+                        builtin_names(t).join(", ")
                     ))
                 }
             },
         };
-        let mut text = base_text;
+        let mut text = under.text;
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str(&format!("# {name}\n"));
         text.push_str(&own);
-        Ok((text, c.initdb.clone().or(base_initdb)))
+        Ok(Extended {
+            text,
+            initdb: c.initdb.clone().or(under.initdb),
+            published_base: under.published_base,
+        })
     }
 
     fn config_text(&self, name: &str, c: &NamedConfig) -> anyhow::Result<String> {
@@ -596,6 +629,49 @@ text = "mmap_size = 1073741824\n"
     }
 
     #[test]
+    fn a_config_builds_on_a_published_one_written_when_the_server_is_known() {
+        let f = file(
+            r#"
+[config.cx9a2_wal]
+engine = "postgres"
+base = "cx9a2"
+text = "wal_compression = lz4\n"
+
+[config.more]
+engine = "postgres"
+extends = "cx9a2_wal"
+initdb = ["--data-checksums"]
+
+[config.rocks]
+engine = "mariadb"
+extends = "cza1"
+text = "rocksdb_block_size = 16384\n"
+"#,
+        );
+        let t = f.resolve("postgres@16:more", &[]).unwrap();
+        // The published text depends on the server's version: named, not copied.
+        assert_eq!(t.config_base.as_deref(), Some("cx9a2"));
+        assert_eq!(
+            t.config_text.as_deref(),
+            Some("# cx9a2_wal\nwal_compression = lz4\n# more\n")
+        );
+        assert_eq!(t.initdb, Some(vec!["--data-checksums".to_string()]));
+        let r = f.resolve("mariadb+rocksdb:rocks", &[]).unwrap();
+        assert_eq!(r.config_base.as_deref(), Some("cza1"));
+        // MyRocks' published config is not InnoDB's: the list says which ones there are.
+        let e = f.resolve("mariadb:rocks", &[]).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        assert!(
+            e.to_string()
+                .contains("built-in mariadb config (default, binlog, cz11a, cz10a)"),
+            "{e}"
+        );
+        // A config of the file that extends the built-in default is still copied whole.
+        let d = file("[config.d]\nengine = \"postgres\"\nextends = \"default\"\n");
+        assert_eq!(d.resolve("postgres:d", &[]).unwrap().config_base, None);
+    }
+
+    #[test]
     fn extends_mistakes_are_one_sentence() {
         for (toml, want) in [
             (
@@ -612,7 +688,7 @@ text = "mmap_size = 1073741824\n"
             ),
             (
                 "[config.a]\nengine = \"postgres\"\nextends = \"fast\"\ntext = \"\"\n",
-                "neither a [config.fast] of this file nor a built-in postgres config (default)",
+                "neither a [config.fast] of this file nor a built-in postgres config (default, cx9a2, cx10a, cx10b)",
             ),
         ] {
             let f = file(toml);

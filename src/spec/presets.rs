@@ -7,6 +7,27 @@ use crate::error::bad_input;
 /// The built-in SQLite configs (`--target sqlite:NAME`), for listing with the presets.
 pub use crate::dbms::sqlite::CONFIGS as SQLITE_CONFIGS;
 
+/// The built-in published server configs (`--target postgres@16:cx9a2`), for listing with the
+/// presets: the config's name, its target (engine and storage engine), the versions it is
+/// for, and the mytools file of the newest of them.
+pub fn server_configs() -> Vec<[String; 4]> {
+    crate::server::configs::published_list()
+        .into_iter()
+        .map(|c| {
+            let mut target = c.kind.engine().name().to_string();
+            if c.rocksdb {
+                target.push_str("+rocksdb");
+            }
+            [
+                c.name.to_string(),
+                target,
+                c.versions.to_string(),
+                c.source.to_string(),
+            ]
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Preset {

@@ -24,6 +24,9 @@ pub struct Target {
     pub settings: Vec<(String, String)>,
     /// Config text from dbperf.toml; None means a built-in config of that name.
     pub config_text: Option<String>,
+    /// A built-in published config (`cx9a2`) that `config_text` extends: it is written for the
+    /// server's version when the server is planned, so it is named here, not copied.
+    pub config_base: Option<String>,
     /// PostgreSQL: initdb options of the named config (`initdb = [...]`); None = dbperf's.
     pub initdb: Option<Vec<String>>,
     /// Set for a server dbperf does not manage.
@@ -59,8 +62,15 @@ impl Target {
             binaries: self.path.as_deref(),
             config_name: &self.config,
             config_text: self.config_text.as_deref(),
+            config_base: self.config_base.as_deref(),
+            version: self.build_version(),
             initdb: self.initdb.as_deref(),
         }
+    }
+
+    /// The exact version of a fetched build, as its build.json says.
+    fn build_version(&self) -> Option<&str> {
+        self.build.as_ref()?.get("version")?.as_str()
     }
 
     /// MyRocks: the MySQL family's second storage engine.
@@ -175,6 +185,7 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         config,
         settings: settings.to_vec(),
         config_text: None,
+        config_base: None,
         initdb: None,
         external: None,
     })

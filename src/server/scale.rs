@@ -1,0 +1,123 @@
+//! A published config's memory sizes, scaled to this host's RAM by one rule (docs/configs.md):
+//! the published size × this host's RAM / the published host's RAM, rounded down to a whole
+//! GiB when that is 2 GiB or more, else to a multiple of 128 MiB, and never below 128 MiB.
+//! The host's RAM is MemTotal rounded up to a whole GiB: the kernel keeps part of the installed
+//! memory for itself, so a 32 GiB machine shows about 31.3 GiB and counts as 32.
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// The smallest size a scaled setting gets, whatever the host.
+pub const FLOOR: u64 = 128 * MIB;
+
+/// This host's RAM against the published host's, in whole GiB.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub host_gib: u64,
+    pub published_gib: u64,
+}
+
+impl Scale {
+    /// The scale for a host whose /proc/meminfo says `memory_kb` (MemTotal).
+    pub fn for_host(memory_kb: u64, published_gib: u64) -> Scale {
+        Scale {
+            host_gib: memory_kb.div_ceil(1 << 20).max(1),
+            published_gib,
+        }
+    }
+
+    pub fn factor(&self) -> f64 {
+        self.host_gib as f64 / self.published_gib as f64
+    }
+
+    /// `value` (a size such as `23GB` or `20G`) scaled, written in the same style; None when it
+    /// is not a size.
+    pub fn apply(&self, value: &str) -> Option<String> {
+        let (bytes, style) = parse_size(value)?;
+        let scaled = (u128::from(bytes) * u128::from(self.host_gib)
+            / u128::from(self.published_gib.max(1))) as u64;
+        Some(format_size(rounded(scaled), style))
+    }
+}
+
+/// Rounded down to a whole GiB from 2 GiB up, else to 128 MiB; at least [`FLOOR`].
+fn rounded(bytes: u64) -> u64 {
+    let unit = if bytes >= 2 * GIB { GIB } else { 128 * MIB };
+    (bytes / unit * unit).max(FLOOR)
+}
+
+/// How a size's unit is written: PostgreSQL's `GB` / `MB`, or my.cnf's `G` / `M`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Style {
+    Bytes,
+    Letter,
+}
+
+fn parse_size(value: &str) -> Option<(u64, Style)> {
+    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().ok()?;
+    let unit = &value[digits.len()..];
+    let (letter, style) = match unit.strip_suffix('B') {
+        Some(l) => (l, Style::Bytes),
+        None => (unit, Style::Letter),
+    };
+    let factor = match letter.to_ascii_uppercase().as_str() {
+        "K" => 1 << 10,
+        "M" => MIB,
+        "G" => GIB,
+        "T" => GIB << 10,
+        _ => return None,
+    };
+    Some((n.checked_mul(factor)?, style))
+}
+
+fn format_size(bytes: u64, style: Style) -> String {
+    let b = match style {
+        Style::Bytes => "B",
+        Style::Letter => "",
+    };
+    if bytes.is_multiple_of(GIB) {
+        format!("{}G{b}", bytes / GIB)
+    } else {
+        format!("{}M{b}", bytes / MIB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_count_in_whole_gib_rounded_up() {
+        // This 24 GiB machine, a 32 GiB one, a tiny one.
+        assert_eq!(Scale::for_host(24_683_652, 32).host_gib, 24);
+        assert_eq!(Scale::for_host(32_818_000, 32).host_gib, 32);
+        assert_eq!(Scale::for_host(1_000_000, 32).host_gib, 1);
+        assert_eq!(Scale::for_host(0, 32).host_gib, 1);
+    }
+
+    #[test]
+    fn sizes_scale_by_the_stated_rule() {
+        let at24 = Scale::for_host(24_683_652, 32);
+        assert_eq!(at24.factor(), 0.75);
+        // 23 × 0.75 = 17.25 GiB: rounded down to a whole GiB.
+        assert_eq!(at24.apply("23GB").as_deref(), Some("17GB"));
+        assert_eq!(at24.apply("23G").as_deref(), Some("17G"));
+        assert_eq!(at24.apply("20G").as_deref(), Some("15G"));
+        let at32 = Scale::for_host(32_818_000, 32);
+        assert_eq!(at32.apply("23GB").as_deref(), Some("23GB"));
+        // A 2 GiB host: 1.4375 GiB, to 128 MiB steps.
+        let at2 = Scale::for_host(2 << 20, 32);
+        assert_eq!(at2.apply("23G").as_deref(), Some("1408M"));
+        // A 1 GiB host: 736 MiB -> 640 MiB; the floor holds below.
+        let at1 = Scale::for_host(900_000, 32);
+        assert_eq!(at1.apply("23GB").as_deref(), Some("640MB"));
+        assert_eq!(at1.apply("2G").as_deref(), Some("128M"));
+        assert_eq!(at1.apply("256MB").as_deref(), Some("128MB"));
+        // A larger host scales up.
+        let at64 = Scale::for_host(64 << 20, 32);
+        assert_eq!(at64.apply("23G").as_deref(), Some("46G"));
+        assert_eq!(at24.apply("off"), None);
+        assert_eq!(at24.apply("23X"), None);
+    }
+}
