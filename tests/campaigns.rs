@@ -877,3 +877,41 @@ fn a_run_started_with_preset_base_and_suite_flags_resumes_as_it_started() {
         assert_eq!(fp["ibench.steps"], r#"["l.i0","l.x"]"#, "{fp}");
     }
 }
+
+/// Every campaign of the example files parses, its suite flags included, as far as the first
+/// target's build, which an empty cache does not have: refused in one sentence that names it.
+#[test]
+fn the_example_campaigns_parse_up_to_their_builds() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let cases = [
+        ("campaign-versions.toml", "pg-versions", "postgres 12"),
+        ("campaign-versions.toml", "maria-versions", "mariadb 10.5"),
+        (
+            "campaign-mariadb-vs-mysql.toml",
+            "mariadb-vs-mysql",
+            "mariadb 10.5",
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, campaign, first) in cases {
+        let out = tmp.path().join(campaign);
+        let o = run(&[
+            "run",
+            "--config-file",
+            examples.join(file).to_str().unwrap(),
+            "--campaign",
+            campaign,
+            "--cache-dir",
+            tmp.path().join("empty").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{file} {campaign}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{first} is not in the build cache")),
+            "{file} {campaign}: {err}"
+        );
+        assert!(!out.exists(), "{file} {campaign}: nothing runs");
+    }
+}
