@@ -205,11 +205,18 @@ impl Cache {
     /// A private scratch directory for one fetch, removed when dropped; earlier ones whose
     /// dbperf is gone are removed first.
     fn staging(&self, id: &str) -> anyhow::Result<Staging> {
-        fs::create_dir_all(&self.root).map_err(|e| {
-            crate::error::BadInput(format!(
-                "cannot create the build cache {}: {e}",
-                self.root.display()
-            ))
+        // Walked one name at a time: no link, and nothing others may write, on the way to the
+        // directory a fetch unpacks into and removes from.
+        crate::safe_fs::make_dir_all(&self.root, crate::safe_fs::Also::Nobody).map_err(|e| {
+            if crate::error::is_bad_input(&e) {
+                e
+            } else {
+                crate::error::BadInput(format!(
+                    "cannot create the build cache {}: {e:#}",
+                    self.root.display()
+                ))
+                .into()
+            }
         })?;
         self.clean_stale();
         let dir = self.root.join(format!(".tmp-{id}-{}", std::process::id()));
