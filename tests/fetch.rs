@@ -528,8 +528,36 @@ fn mysql_9_from_sid_runs_the_insert_benchmark_with_its_costs() {
     let cache = fetch_cache();
     let out = tempfile::tempdir().unwrap();
     let res = out.path().join("r");
-    let o = quick_run(&["mysql@9", "mysql@9:binlog"], &cache, &res);
+    // And the studies' cz12a, through a dbperf.toml config that extends it with a buffer pool
+    // and redo log that fit a test (the published 30G of redo would be made at the start).
+    let toml = out.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        "[config.cz12a_small]\nengine = \"mysql\"\nextends = \"cz12a\"\n\
+         text = \"innodb_buffer_pool_size=1G\\ninnodb_redo_log_capacity=1G\\n\"\n",
+    )
+    .unwrap();
+    let o = quick_run_with(
+        &["mysql@9", "mysql@9:binlog", "mysql@9:cz12a_small"],
+        &cache,
+        &res,
+        &["--config-file", toml.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", text(&o));
+    let published = run_json(&res.join("mysql@9.cz12a_small"));
+    all_steps_ok(&res.join("mysql@9.cz12a_small"));
+    let source = &published["target"]["config_source"];
+    assert_eq!(source["name"], "cz12a", "{source}");
+    assert_eq!(
+        source["extended_by"]["overrides"],
+        serde_json::json!(["innodb_buffer_pool_size"]),
+        "{source}"
+    );
+    let effective = published["target"]["config_text"].as_str().unwrap();
+    assert!(
+        effective.contains("innodb_buffer_pool_size = 1073741824"),
+        "the server runs with the extension's buffer pool"
+    );
     for (cell, binlog) in [("mysql@9.default", false), ("mysql@9.binlog", true)] {
         let dir = res.join(cell);
         all_steps_ok(&dir);

@@ -13,7 +13,7 @@ pub struct ConfigSource {
     pub server_version: String,
     /// The host the config was published for: `c8r32 (8 cores, 32 GiB RAM)`.
     pub published_host: String,
-    /// This host's RAM, whole GiB (MemTotal rounded up).
+    /// This host's RAM, whole GiB (MemTotal rounded as docs/configs.md says).
     pub host_memory_gib: u64,
     /// host_memory_gib / the published host's RAM: what memory sizes were multiplied by.
     pub scale: f64,
@@ -23,6 +23,16 @@ pub struct ConfigSource {
     /// as the comment line in the config text says it.
     #[serde(default)]
     pub not_as_published: Vec<String>,
+    /// A dbperf.toml config that extends this one: its name, and which of the scaled settings
+    /// above it sets again (its lines come last, so the server takes them, not `used`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_by: Option<Extension>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Extension {
+    pub config: String,
+    pub overrides: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -84,7 +84,11 @@ pub fn choose(
         None => (Some(a.name), false),
     };
     if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
-        return written(p, own, version, memory_kb());
+        let mut chosen = written(p, own, version, memory_kb())?;
+        if let (true, Some(source)) = (extended, chosen.source.as_mut()) {
+            source.extended_by = Some(extension(a.name, own, source));
+        }
+        return Ok(chosen);
     }
     let text = match (base, extended) {
         (None, _) => Some(own.to_string()),
@@ -115,6 +119,26 @@ fn written(
         text: r.text + own,
         source: Some(r.source),
     })
+}
+
+/// What the extending config `name` (its lines `own`) sets again of the published one: every
+/// setting it names that the published text gives too, scaled ones among them.
+fn extension(
+    name: &str,
+    own: &str,
+    source: &crate::results::config_source::ConfigSource,
+) -> crate::results::config_source::Extension {
+    let overrides = source
+        .scaled
+        .iter()
+        .map(|s| s.setting.as_str())
+        .filter(|setting| mycnf_sets(own, &setting.replace('-', "_")))
+        .map(str::to_string)
+        .collect();
+    crate::results::config_source::Extension {
+        config: name.to_string(),
+        overrides,
+    }
 }
 
 fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
@@ -274,6 +298,29 @@ mod tests {
 
     fn never() -> anyhow::Result<Version> {
         panic!("a config that is not published needs no version")
+    }
+
+    #[test]
+    fn an_extended_published_config_records_what_the_extension_sets_again() {
+        let a = Asked {
+            text: Some("# small\nshared_buffers = 1GB\n"),
+            base: Some("cx9a2"),
+            ..asked(Kind::Postgres, false, "small")
+        };
+        let c = choose(&a, || Ok(Version::new(16, 4, 0)), || 24 << 20).unwrap();
+        let s = c.source.unwrap();
+        assert_eq!(s.scaled[0].used, "17GB");
+        let e = s.extended_by.unwrap();
+        assert_eq!(e.config, "small");
+        assert_eq!(e.overrides, ["shared_buffers"]);
+        assert!(c.text.ends_with("shared_buffers = 1GB\n"), "{}", c.text);
+        let plain = choose(
+            &asked(Kind::Postgres, false, "cx9a2"),
+            || Ok(Version::new(16, 4, 0)),
+            || 24 << 20,
+        )
+        .unwrap();
+        assert!(plain.source.unwrap().extended_by.is_none());
     }
 
     #[test]

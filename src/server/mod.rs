@@ -306,6 +306,10 @@ fn server_version(
     layout: &Layout,
     user: Option<&User>,
 ) -> anyhow::Result<version::Version> {
+    // A build named by a prefix (`--from` with `8.0`) records only that much; the binary
+    // knows the rest, and a published config's settings can turn on the patch (8.0.30).
+    let precise = |v: &&str| v.split('.').filter(|p| !p.is_empty()).count() >= 3;
+    let known = known.filter(|v| precise(v) || layout.server.ends_with("postgres"));
     if let Some(v) = known.and_then(version::Version::find) {
         return Ok(v);
     }

@@ -235,7 +235,7 @@ const PG_TAIL: &[Setting] = &[
         "autovacuum_vacuum_insert_scale_factor",
         "0.05",
         v(13, 0, 0),
-        "PostgreSQL has it from 13; the published file for 12 comments it out",
+        "PostgreSQL has it from 13; the published files for 10 to 12 leave it out",
     ),
     kept("autovacuum_work_mem", "256MB"),
 ];

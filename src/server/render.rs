@@ -47,6 +47,7 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
             scale: scale.factor(),
             scaled: out.scaled,
             not_as_published: out.not_as_published,
+            extended_by: None,
         },
         text: out.text,
     })
@@ -199,7 +200,7 @@ mod tests {
     fn versions(kind: Kind) -> Vec<Version> {
         let v = Version::new;
         match kind {
-            Kind::Postgres => (12..=18).map(|m| v(m, 0, 0)).collect(),
+            Kind::Postgres => (10..=18).map(|m| v(m, 0, 0)).collect(),
             Kind::MariaDb => vec![
                 v(10, 5, 23),
                 v(10, 6, 20),
@@ -449,7 +450,7 @@ mod tests {
                 || ["datadir", "tmpdir", "basedir", "socket", "log_error"].contains(&name)
         };
         for p in ALL {
-            for v in versions(p.kind) {
+            for v in versions(p.kind).into_iter().filter(|v| *v >= p.from) {
                 let r = render(p, v, AT24).unwrap();
                 for l in given(&r.text) {
                     let (name, value) = l.split_once('=').unwrap_or((&l, ""));

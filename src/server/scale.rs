@@ -1,8 +1,9 @@
 //! A published config's memory sizes, scaled to this host's RAM by one rule (docs/configs.md):
 //! the published size × this host's RAM / the published host's RAM, rounded down to a whole
 //! GiB when that is 2 GiB or more, else to a multiple of 128 MiB, and never below 128 MiB.
-//! The host's RAM is MemTotal rounded up to a whole GiB: the kernel keeps part of the installed
-//! memory for itself, so a 32 GiB machine shows about 31.3 GiB and counts as 32.
+//! The host's RAM is MemTotal rounded to a whole GiB, up when it is at most 6% short of the
+//! next one (the kernel keeps part of the installed memory for itself, so a 32 GiB machine shows
+//! about 31.3 GiB and counts as 32), else down (a VM with 1.4 GiB counts as 1, not 2).
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -20,8 +21,15 @@ pub struct Scale {
 impl Scale {
     /// The scale for a host whose /proc/meminfo says `memory_kb` (MemTotal).
     pub fn for_host(memory_kb: u64, published_gib: u64) -> Scale {
+        let up = memory_kb.div_ceil(1 << 20);
+        let short_kb = (up << 20).saturating_sub(memory_kb);
+        let host_gib = if short_kb.saturating_mul(100) <= (up << 20).saturating_mul(6) {
+            up
+        } else {
+            memory_kb >> 20
+        };
         Scale {
-            host_gib: memory_kb.div_ceil(1 << 20).max(1),
+            host_gib: host_gib.max(1),
             published_gib,
         }
     }
@@ -88,12 +96,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hosts_count_in_whole_gib_rounded_up() {
+    fn hosts_count_in_whole_gib_rounded_up_when_just_short() {
         // This 24 GiB machine, a 32 GiB one, a tiny one.
         assert_eq!(Scale::for_host(24_683_652, 32).host_gib, 24);
         assert_eq!(Scale::for_host(32_818_000, 32).host_gib, 32);
         assert_eq!(Scale::for_host(1_000_000, 32).host_gib, 1);
         assert_eq!(Scale::for_host(0, 32).host_gib, 1);
+        // 1.4 GiB is not counted as 2: that would give a buffer pool of most of its RAM.
+        assert_eq!(Scale::for_host(1_468_006, 32).host_gib, 1);
+        assert!(Scale::for_host(u64::MAX, 32).host_gib >= u64::MAX >> 20);
     }
 
     #[test]
