@@ -302,14 +302,20 @@ pub struct Wanted<'a> {
 /// The server's version: the build's recorded one, else what its binary says (run as the
 /// server's user, like every probe).
 fn server_version(
+    kind: Kind,
     known: Option<&str>,
     layout: &Layout,
     user: Option<&User>,
 ) -> anyhow::Result<version::Version> {
     // A build named by a prefix (`--from` with `8.0`) records only that much; the binary
     // knows the rest, and a published config's settings can turn on the patch (8.0.30).
-    let precise = |v: &&str| v.split('.').filter(|p| !p.is_empty()).count() >= 3;
-    let known = known.filter(|v| precise(v) || layout.server.ends_with("postgres"));
+    // PostgreSQL's releases have two numbers since 10, the MySQL family's three.
+    let parts = match kind {
+        Kind::Postgres => 2,
+        Kind::MariaDb | Kind::MySql => 3,
+    };
+    let precise = |v: &&str| v.split('.').filter(|p| !p.is_empty()).count() >= parts;
+    let known = known.filter(precise);
     if let Some(v) = known.and_then(version::Version::find) {
         return Ok(v);
     }
@@ -350,7 +356,7 @@ impl Plan {
         };
         let chosen = configs::choose(
             &asked,
-            || server_version(t.version, &layout, user.as_ref()),
+            || server_version(kind, t.version, &layout, user.as_ref()),
             || crate::host::memory_kb(&Default::default()),
         )?;
         let config_text = chosen.text;
