@@ -438,10 +438,34 @@ pub fn stop(child: &mut Child, graceful: i32, timeout: Duration) -> String {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (the kernel's choice; free at the time of asking).
+/// A free TCP port on 127.0.0.1, free at the time of asking. It is taken at random below the
+/// kernel's ephemeral range: a port the kernel hands out (`bind :0`) is one it also gives to
+/// outgoing connections, and on a busy host one of those took it before the server bound it.
 pub fn free_port() -> anyhow::Result<u16> {
+    let below = ephemeral_start().clamp(LOWEST_PORT + 1, u16::MAX);
+    for _ in 0..64 {
+        let mut b = [0u8; 2];
+        if getrandom::fill(&mut b).is_err() {
+            break;
+        }
+        let port = LOWEST_PORT + u16::from_le_bytes(b) % (below - LOWEST_PORT);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
+}
+
+/// Below it are the registered ports of common services (MySQL's 3306, PostgreSQL's 5432).
+const LOWEST_PORT: u16 = 10_000;
+
+/// The first port of the kernel's ephemeral range (32768 unless configured otherwise).
+fn ephemeral_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
 }
 
 /// The identity of a child once it runs `program`: a process just forked shows dbperf's command
@@ -480,7 +504,20 @@ pub fn identity_after_exec(child: &Child, program: &Path) -> anyhow::Result<Opti
 
 #[cfg(test)]
 mod tests {
-    use super::failure_excerpt;
+    use super::{ephemeral_start, failure_excerpt, free_port, LOWEST_PORT};
+
+    #[test]
+    fn a_free_port_is_below_the_ephemeral_range_and_free() {
+        for _ in 0..20 {
+            let p = free_port().unwrap();
+            assert!(p >= LOWEST_PORT, "{p}");
+            assert!(
+                p < ephemeral_start() || ephemeral_start() <= LOWEST_PORT,
+                "{p}"
+            );
+            assert!(std::net::TcpListener::bind(("127.0.0.1", p)).is_ok(), "{p}");
+        }
+    }
 
     #[test]
     fn a_failed_tools_error_line_survives_its_usage_text() {
