@@ -91,13 +91,7 @@ fn the_protocol_client_on_real_mariadb() {
         // Passwords: right, then wrong, over both transports.
         let mut c = connect(&s, tcp, "pw", Some("s3cret"));
         assert_eq!(c.query_i64("SELECT 41 + 1").unwrap(), Some(42));
-        let err = mysql(&s, tcp, "pw", Some("wrong"))
-            .connect()
-            .err()
-            .expect("a wrong password is refused");
-        let msg = format!("{err:#}");
-        assert!(msg.contains("ERROR 1045 (28000)"), "{msg}");
-        assert!(!msg.contains("wrong"), "the password leaked: {msg}");
+        wrong_password_is_refused(mysql(&s, tcp, "pw", Some("wrong")));
 
         // Prepared statements with every parameter kind, NULLs among the columns read back.
         c.execute_batch("DELETE FROM t").unwrap();
@@ -186,6 +180,14 @@ fn the_protocol_client_on_real_mariadb() {
     assert!(v.contains("MariaDB"), "{v}");
 }
 
+/// A login with the password "wrong" is refused with MySQL's 1045, which does not repeat it.
+fn wrong_password_is_refused(m: Mysql) {
+    let err = m.connect().err().expect("a wrong password is refused");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("ERROR 1045 (28000)"), "{msg}");
+    assert!(!msg.contains("wrong"), "the password leaked: {msg}");
+}
+
 /// `b` waits for a row `a` holds in `table` (id 1, column n) until innodb_lock_wait_timeout:
 /// error 1205, transient; once `a` lets go, the same statement goes through.
 fn lock_wait_times_out_transiently(a: &mut dyn Conn, b: &mut dyn Conn, table: &str) {
@@ -272,13 +274,7 @@ fn caching_sha2_password_on_real_mysql_9_over_tcp_and_the_socket() {
             .connect()
             .unwrap_or_else(|e| panic!("empty password (tcp {tcp}): {e:#}"));
         assert_eq!(c.query_i64("SELECT 1").unwrap(), Some(1));
-        let err = my(tcp, "pw", Some("wrong"))
-            .connect()
-            .err()
-            .expect("a wrong password is refused");
-        let msg = format!("{err:#}");
-        assert!(msg.contains("ERROR 1045 (28000)"), "{msg}");
-        assert!(!msg.contains("wrong"), "the password leaked: {msg}");
+        wrong_password_is_refused(my(tcp, "pw", Some("wrong")));
     }
     // The benchmark's logins never asked for TLS.
     assert_eq!(
