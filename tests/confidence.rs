@@ -15,8 +15,11 @@ use serde_json::Value;
 
 /// The A/A targets' comparisons with the base in the relative tables whose figures the script
 /// decides: throughput and median latency. Left out: the metrics tables (host CPU and IO, which
-/// other processes move) and tail latency (a sleep's p99 is the host's scheduling delay, which
-/// other processes move too). (cells compared, of those called a difference, the called cells'
+/// other processes move), tail latency (a sleep's p99 is the host's scheduling delay, which
+/// other processes move too) and l.x's throughput: on the null target the whole step is a few
+/// sleeps, about 6 ms, so one preemption is a third of it and its rate moves in steps of 4%
+/// with the host's timer (350 or 364 a second here). A CI run called one of these cells an A/A
+/// difference; this is the one whose figure the script does not decide. (cells compared, of those called a difference, the called cells'
 /// descriptions).
 fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
     let (mut compared, mut called, mut which) = (0, 0, Vec::new());
@@ -25,6 +28,7 @@ fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
         if t["kind"] != "relative" || id.contains("-metrics-") {
             continue;
         }
+        let host_decided = |key: &str| id == "ibench-tput-rel" && key == "l.x";
         for r in t["rows"].as_array().unwrap() {
             let label = r["label"].as_str().unwrap_or_default();
             if !a_a.contains(&label) {
@@ -32,7 +36,7 @@ fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
             }
             for (c, cell) in r["cells"].as_array().unwrap().iter().enumerate() {
                 let key = t["columns"][c]["key"].as_str().unwrap_or_default();
-                if id.contains("-lat-") && key != "p50" {
+                if (id.contains("-lat-") && key != "p50") || host_decided(key) {
                     continue;
                 }
                 let note = cell["note"].as_str().unwrap_or_default();
@@ -143,8 +147,8 @@ fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
     }
     // The A/A pair's figures differ by scheduling noise only: never a difference.
     let (n, called, which) = a_a_calls(&j, &["b"]);
-    // Throughput of l.i0, l.x and l.i1; p50 of l.i0's inserts and l.i1's inserts and deletes.
-    assert_eq!(n, 6, "A/A cells compared");
+    // Throughput of l.i0 and l.i1; p50 of l.i0's inserts and l.i1's inserts and deletes.
+    assert_eq!(n, 5, "A/A cells compared");
     assert_eq!(
         called,
         0,
