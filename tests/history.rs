@@ -171,7 +171,14 @@ fn a_step_in_the_history_is_found_between_the_right_builds() {
     assert_eq!(c["build_after"], "3.50.14");
     let rel = c["relative"].as_f64().unwrap();
     assert!((rel + 0.2).abs() < 0.02, "{rel}");
-    assert!(c["p_value"].as_f64().unwrap() <= 0.05);
+    // Its size comes with an interval around it, and how sure the method is.
+    let (lo, hi) = (
+        c["relative_low"].as_f64().unwrap(),
+        c["relative_high"].as_f64().unwrap(),
+    );
+    assert!(lo < rel && rel < hi && hi - lo < 0.1, "{lo} {rel} {hi}");
+    assert_eq!(c["kind"], "level");
+    assert!(c["p_value"].as_f64().unwrap() <= 0.01);
     assert_eq!(c["host_changed"], false);
 
     // The same in text and CSV.
@@ -180,7 +187,10 @@ fn a_step_in_the_history_is_found_between_the_right_builds() {
     ]);
     assert_eq!(code, 0, "{t}");
     assert!(
-        t.contains("at run 15 of 24") && t.contains("3.50.13") && t.contains("-20."),
+        t.contains("at run 15 of 24")
+            && t.contains("3.50.13")
+            && t.contains("-20.")
+            && t.contains("(95%: -2"),
         "{t}"
     );
     let (code, t) = history(&[
@@ -413,20 +423,20 @@ fn a_bad_line_refuses_the_whole_batch_before_any_answer() {
 }
 
 #[test]
-fn permutations_too_few_for_alpha_are_refused() {
-    // 10 permutations give p >= 1/11 > 0.05: no change could ever be reported.
-    let (code, out, err) = detect(&["--permutations", "10"], "1,2,3\n");
+fn options_the_detector_cannot_honour_are_refused() {
+    // The detector no longer draws permutations: the option is refused, not ignored.
+    let (code, out, err) = detect(&["--permutations", "199"], "1,2,3\n");
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(out, "");
-    assert!(err.contains("give at least 19 permutations"), "{err}");
-    // 19 is the fewest that can reach 0.05 (1/20); alpha 0.1 needs 9.
-    assert_eq!(detect(&["--permutations", "19"], "1,2,3\n").0, Some(0));
-    assert_eq!(
-        detect(&["--permutations", "9", "--alpha", "0.1"], "1,2,3\n").0,
-        Some(0)
-    );
-    let (code, _, err) = detect(&["--permutations", "8", "--alpha", "0.1"], "1\n");
+    assert!(err.contains("no longer draws permutations"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    for alpha in ["0", "1", "-0.5", "NaN"] {
+        let (code, _, err) = detect(&["--alpha", alpha], "1,2,3\n");
+        assert_eq!(code, Some(2), "--alpha {alpha}: {err}");
+    }
+    let (code, _, err) = detect(&["--min-runs", "1"], "1,2,3\n");
     assert_eq!(code, Some(2), "{err}");
+    assert_eq!(detect(&["--alpha", "0.05"], "1,2,3\n").0, Some(0));
 }
 
 #[test]

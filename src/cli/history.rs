@@ -55,12 +55,13 @@ pub enum Format {
 
 #[derive(Args, Debug, Clone)]
 pub struct DetectorArgs {
-    /// A change is reported when its permutation p-value is at most this.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    /// A change is reported when its p-value is at most this (docs/history.md, "Method").
+    #[arg(long, default_value_t = 0.01, value_name = "P")]
     pub alpha: f64,
-    /// Permutations per significance test.
-    #[arg(long, default_value_t = 199, value_name = "N")]
-    pub permutations: u32,
+    /// No longer used: the detector's p-values come from its tests' limiting laws, not from
+    /// permutations. Given, it is refused with a sentence rather than ignored.
+    #[arg(long, value_name = "N", hide = true)]
+    pub permutations: Option<u64>,
     /// Fewest runs on either side of a change.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub min_runs: usize,
@@ -74,37 +75,21 @@ impl DetectorArgs {
                 self.alpha
             ));
         }
-        if self.permutations == 0 || self.permutations > 100_000 {
-            return bad_input(format!(
-                "--permutations {}: give 1 to 100000",
-                self.permutations
-            ));
-        }
-        // The smallest p-value N permutations can give is 1 / (N + 1): below 1 / alpha - 1
-        // of them, no split can ever be significant, and every series would say "no change".
-        let least = (1.0 / self.alpha - 1.0).ceil();
-        if (self.permutations as f64) < least {
-            return bad_input(format!(
-                "--permutations {} at --alpha {} can never find a change: the smallest p-value \
-                 {} permutations give is 1/{}; give at least {least} permutations, or a larger \
-                 --alpha",
-                self.permutations,
-                self.alpha,
-                self.permutations,
-                self.permutations as u64 + 1
-            ));
+        if self.permutations.is_some() {
+            return bad_input(
+                "--permutations: the detector no longer draws permutations (its p-values come \
+                 from its tests' limiting laws, docs/history.md); leave the option out",
+            );
         }
         if self.min_runs < 2 {
             return bad_input(format!(
-                "--min-runs {}: at least 2 (the statistic compares pairs)",
+                "--min-runs {}: at least 2 (a side needs a mean and a spread)",
                 self.min_runs
             ));
         }
         Ok(Options {
             alpha: self.alpha,
-            permutations: self.permutations,
             min_size: self.min_runs,
-            ..Options::default()
         })
     }
 }
@@ -286,16 +271,13 @@ fn changes_cmd(a: ChangesArgs) -> anyhow::Result<i32> {
                 return Ok(super::EXIT_OK);
             }
             for c in &found {
-                let rel = c
-                    .relative
-                    .map(|r| format!("{:+.1}%", r * 100.0))
-                    .unwrap_or_else(|| "n/a".into());
                 out!(
-                    "{}: {rel} at run {} of {} (p = {:.3}); {} {} -> {} {}",
+                    "{}: {} at run {} of {} ({}); {} {} -> {} {}",
                     changes::series_name(c),
+                    changes::size_text(c),
                     c.index + 1,
                     c.runs,
-                    c.p_value,
+                    changes::p_text(c.p_value),
                     crate::report::number::series_value(c.mean_before),
                     c.unit,
                     crate::report::number::series_value(c.mean_after),
@@ -325,7 +307,8 @@ fn changes_cmd(a: ChangesArgs) -> anyhow::Result<i32> {
                 );
             }
             out!(
-                "{} change(s) in {} series (E-divisive means, permutation test, alpha {})",
+                "{} change(s) in {} series (CUSUM binary segmentation allowing for autocorrelation \
+                 and trends, alpha {}; docs/history.md)",
                 found.len(),
                 series.len(),
                 opts.alpha

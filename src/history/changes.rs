@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Series;
-use crate::analysis::changepoint::{self, Options};
+use crate::analysis::changepoint::{self, ChangeKind, Options};
 
 /// One change in one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,11 +24,21 @@ pub struct Change {
     pub run_after: String,
     pub build_after: String,
     pub started_after: String,
+    /// What changed: the level (mean) or the spread (noise).
+    pub kind: ChangeKind,
     /// Means of the segments either side (up to the neighbouring changes).
     pub mean_before: f64,
     pub mean_after: f64,
     /// mean_after / mean_before - 1; null when the mean before is 0.
     pub relative: Option<f64>,
+    /// The 95% interval of `relative`; null when the mean before is 0.
+    pub relative_low: Option<f64>,
+    pub relative_high: Option<f64>,
+    /// Short-term sd of the segments either side (docs/history.md).
+    pub sd_before: f64,
+    pub sd_after: f64,
+    /// How likely a split this clear is where nothing changed, under the method's
+    /// assumptions: the smaller, the surer.
     pub p_value: f64,
     /// The host fingerprint differs between the runs either side: the change may be the
     /// machine's, not the build's.
@@ -63,9 +73,14 @@ pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
                 run_after: a.run_id.clone(),
                 build_after: a.build.clone(),
                 started_after: a.started_at.clone(),
+                kind: cp.kind,
                 mean_before: cp.mean_before,
                 mean_after: cp.mean_after,
                 relative: rel,
+                relative_low: cp.relative_interval.map(|i| i.0),
+                relative_high: cp.relative_interval.map(|i| i.1),
+                sd_before: cp.sd_before,
+                sd_after: cp.sd_after,
                 p_value: cp.p_value,
                 host_changed: b.host_fingerprint != a.host_fingerprint,
                 config_changed: b.config_name != a.config_name,
@@ -73,6 +88,41 @@ pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
         }
     }
     out
+}
+
+/// The size of a change as the outputs print it: "-20.1% (95%: -22.0% to -18.2%)" for a
+/// level; for a spread, "spread ×3.1 (sd 2 → 6.2)" with the level's change after it.
+pub fn size_text(c: &Change) -> String {
+    let pct = |r: f64| format!("{:+.1}%", r * 100.0);
+    let level = match (c.relative, c.relative_low, c.relative_high) {
+        (Some(r), Some(lo), Some(hi)) => format!("{} (95%: {} to {})", pct(r), pct(lo), pct(hi)),
+        (Some(r), ..) => pct(r),
+        _ => "n/a".into(),
+    };
+    match c.kind {
+        ChangeKind::Level => level,
+        ChangeKind::Spread => {
+            let times = if c.sd_before > 0.0 {
+                format!("×{:.2}", c.sd_after / c.sd_before)
+            } else {
+                "from 0".into()
+            };
+            format!(
+                "spread {times} (sd {} → {}), level {level}",
+                crate::report::number::series_value(c.sd_before),
+                crate::report::number::series_value(c.sd_after)
+            )
+        }
+    }
+}
+
+/// A p-value as the outputs print it: three decimals, or "< 0.001".
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
 }
 
 /// The series' name as the outputs print it: `target step op metric`, the op left out for a
@@ -102,8 +152,8 @@ pub fn to_json(changes: &[Change]) -> String {
 pub fn to_csv(changes: &[Change]) -> String {
     let mut out = String::from(
         "target,step,op,metric,unit,index,runs,run_before,build_before,started_before,\
-         run_after,build_after,started_after,mean_before,mean_after,relative,p_value,\
-         host_changed,config_changed\n",
+         run_after,build_after,started_after,kind,mean_before,mean_after,relative,\
+         relative_low,relative_high,sd_before,sd_after,p_value,host_changed,config_changed\n",
     );
     for c in changes {
         let f = [
@@ -120,9 +170,14 @@ pub fn to_csv(changes: &[Change]) -> String {
             c.run_after.clone(),
             c.build_after.clone(),
             c.started_after.clone(),
+            c.kind.as_str().to_string(),
             c.mean_before.to_string(),
             c.mean_after.to_string(),
-            c.relative.map(|r| r.to_string()).unwrap_or_default(),
+            opt(c.relative),
+            opt(c.relative_low),
+            opt(c.relative_high),
+            c.sd_before.to_string(),
+            c.sd_after.to_string(),
             c.p_value.to_string(),
             c.host_changed.to_string(),
             c.config_changed.to_string(),
@@ -132,6 +187,10 @@ pub fn to_csv(changes: &[Change]) -> String {
         out.push('\n');
     }
     out
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|r| r.to_string()).unwrap_or_default()
 }
 
 fn csv_field(s: &str) -> String {

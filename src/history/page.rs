@@ -210,9 +210,7 @@ fn name(s: &Series) -> String {
 }
 
 fn rel(c: &Change) -> String {
-    c.relative
-        .map(|r| format!("{:+.1}%", r * 100.0))
-        .unwrap_or_else(|| "n/a".into())
+    changes::size_text(c)
 }
 
 /// "-20.1% at run 15 (3.50.13 → 3.50.14)"
@@ -250,8 +248,8 @@ fn filters(f: &Filter) -> String {
 
 fn method(o: &Options, min_change: f64) -> String {
     let mut s = format!(
-        "Change points by E-divisive means with a permutation test ({} permutations, alpha {}, at least {} runs either side)",
-        o.permutations, o.alpha, o.min_size
+        "Change points by binary segmentation with CUSUM tests that allow for autocorrelated noise and trends (alpha {}, at least {} runs either side)",
+        o.alpha, o.min_size
     );
     if min_change > 0.0 {
         let _ = write!(s, "; changes under {}% left out", min_change * 100.0);
@@ -333,10 +331,10 @@ fn step_line(values: &[f64], cs: &[&Change]) -> Vec<(f64, f64)> {
 
 fn marker_title(c: &Change) -> String {
     let mut t = format!(
-        "change at run {}: {} (p = {:.3}); build {} → {}",
+        "change at run {}: {} ({}); build {} → {}",
         c.index + 1,
         rel(c),
-        c.p_value,
+        changes::p_text(c.p_value),
         c.build_before,
         c.build_after
     );
@@ -365,22 +363,22 @@ fn series_section(o: &mut String, id: &str, s: &Series, cs: &[&Change]) {
     }
     let _ = write!(
         o,
-        r#"<div class="tw"><table class="t"><caption>Change points</caption><thead><tr><th>run</th><th>build before → after</th><th>mean before → after<span class="u">{}</span></th><th>relative change</th><th>p-value</th><th>host changed</th><th>config changed</th></tr></thead><tbody>"#,
+        r#"<div class="tw"><table class="t"><caption>Change points</caption><thead><tr><th>run</th><th>build before → after</th><th>mean before → after<span class="u">{}</span></th><th>change (95% interval)</th><th>p-value</th><th>host changed</th><th>config changed</th></tr></thead><tbody>"#,
         esc(&s.unit)
     );
     let yes = |b: bool| if b { "yes" } else { "no" };
     for c in cs {
         let _ = write!(
             o,
-            r#"<tr><th>{} of {}</th><td class="txt">{} → {}</td><td>{} → {}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><th>{} of {}</th><td class="txt">{} → {}</td><td>{} → {}</td><td class="txt">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             c.index + 1,
             c.runs,
             esc(&c.build_before),
             esc(&c.build_after),
             number::axis(c.mean_before),
             number::axis(c.mean_after),
-            rel(c),
-            c.p_value,
+            esc(&rel(c)),
+            esc(&changes::p_text(c.p_value)),
             yes(c.host_changed),
             yes(c.config_changed)
         );
@@ -465,7 +463,12 @@ mod tests {
             started_after: String::new(),
             mean_before: 2.0,
             mean_after: 10.0,
+            kind: crate::analysis::changepoint::ChangeKind::Level,
             relative: Some(4.0),
+            relative_low: Some(3.0),
+            relative_high: Some(5.0),
+            sd_before: 1.0,
+            sd_after: 1.0,
             p_value: 0.01,
             host_changed: false,
             config_changed: false,

@@ -1,0 +1,130 @@
+//! Change points in a series of results over time: binary segmentation with CUSUM tests whose
+//! noise is allowed to be autocorrelated, and whose changes must be steps, not trends
+//! (docs/history.md, "Method", says how and why; bench/changepoints/ measures it).
+//!
+//! Benchmark histories are not white noise: a host has slow weeks, caches warm over days,
+//! builds drift. A test that assumes independent points (the permutation test of E-divisive,
+//! which this replaced) calls most of that a change. Here each split is judged against the
+//! noise's long-run variance (an AR(1) plug-in), must also be a step when a straight trend is
+//! allowed and a jump between the lines fitted either side, and single outliers are clipped
+//! before anything is tested. p-values come from the tests' limiting laws, with no random
+//! draws: the same series always gives the same changes, and fast.
+
+mod dist;
+mod prepare;
+mod segment;
+mod size;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+/// How the detector decides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// A split is kept when its p-value is at most this.
+    pub alpha: f64,
+    /// Fewest points on either side of a change (at least 2).
+    pub min_size: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            alpha: 0.01,
+            min_size: 3,
+        }
+    }
+}
+
+/// What changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    /// The series' level (its mean) moved.
+    Level,
+    /// The series' spread (its noise) grew or shrank.
+    Spread,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Level => "level",
+            ChangeKind::Spread => "spread",
+        }
+    }
+}
+
+/// A change: the series is different from `index` on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangePoint {
+    /// First index of the new segment.
+    pub index: usize,
+    pub kind: ChangeKind,
+    /// The p-value of the split when it was found: how likely a split this clear is in a
+    /// segment without a change, under the method's assumptions. Smaller is surer.
+    pub p_value: f64,
+    /// Means of the segments either side, between this change and its neighbours.
+    pub mean_before: f64,
+    pub mean_after: f64,
+    /// The 95% interval of mean_after / mean_before - 1, from each segment's long-run
+    /// variance; None when the mean before is 0.
+    pub relative_interval: Option<(f64, f64)>,
+    /// The short-term sd of the segments either side: of the differences between neighbours,
+    /// over sqrt 2 (robust, and blind to the level).
+    pub sd_before: f64,
+    pub sd_after: f64,
+}
+
+impl ChangePoint {
+    /// Relative change of the mean (0.2 = 20% higher after); None when the mean before is 0.
+    pub fn relative(&self) -> Option<f64> {
+        (self.mean_before != 0.0).then(|| self.mean_after / self.mean_before - 1.0)
+    }
+}
+
+/// Change points of `x` in index order. Non-finite values must be removed by the caller.
+pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
+    let Some(p) = prepare::Prepared::new(x) else {
+        return Vec::new();
+    };
+    let min_size = opts.min_size.max(2);
+    let mut found: Vec<(usize, f64, ChangeKind)> = Vec::new();
+    // Segments still to split, [start, end); each is tested on its own. Splitting stops
+    // where no segment's best split reaches alpha, so the order does not change the result.
+    let mut todo = vec![(0usize, x.len())];
+    while let Some((a, b)) = todo.pop() {
+        let Some(c) = segment::test(&p, a, b, min_size) else {
+            continue;
+        };
+        if c.p > opts.alpha {
+            continue;
+        }
+        found.push((a + c.at, c.p, c.kind));
+        todo.push((a, a + c.at));
+        todo.push((a + c.at, b));
+    }
+    found.sort_by_key(|f| f.0);
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(found.iter().map(|f| f.0));
+    bounds.push(x.len());
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, &(index, p_value, kind))| {
+            let (before, after) = (bounds[i]..index, index..bounds[i + 2]);
+            let size = size::between(&p, before, after);
+            ChangePoint {
+                index,
+                kind,
+                p_value,
+                mean_before: size.mean_before,
+                mean_after: size.mean_after,
+                relative_interval: size.relative_interval,
+                sd_before: size.sd_before,
+                sd_after: size.sd_after,
+            }
+        })
+        .collect()
+}

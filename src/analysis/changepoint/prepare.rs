@@ -1,0 +1,147 @@
+//! What the detector's tests read: the series on a scale of its own, single outliers clipped,
+//! and a series of local spread, computed once for the whole series.
+
+/// Points either side of a point whose median it is compared with (a window of 5: a median of
+/// 5 follows a step at once and clips a lone point).
+const CLIP_HALF: usize = 2;
+/// A point further than this many robust sds from its window's median is clipped to that far.
+const CLIP_SDS: f64 = 3.0;
+/// The local spread of a point is its difference from its neighbour, less the median of the
+/// differences this many either side: a smooth trend's slope is taken out, a change of noise
+/// is not.
+const SPREAD_HALF: usize = 5;
+
+pub struct Prepared {
+    /// The input divided by a power of two (exact) so that no value exceeds 2 in magnitude:
+    /// sums of it cannot overflow for any finite input.
+    pub scaled: Vec<f64>,
+    /// The power of two that undoes `scaled`.
+    pub back: f64,
+    /// The robust scale of `scaled` (median absolute deviation as an sd), the unit of `z`.
+    pub scale: f64,
+    /// (scaled - median) / scale with single outliers clipped: what the level is tested on.
+    /// The same for x and a·x + b (a ≠ 0) up to rounding and sign, which the tests ignore.
+    pub z: Vec<f64>,
+    /// |z[j+1] - z[j] - local median of those differences|: what the spread is tested on;
+    /// entry j lies between points j and j + 1.
+    pub spread: Vec<f64>,
+}
+
+impl Prepared {
+    /// None for a series with nothing to find: fewer than two points, or all equal.
+    pub fn new(x: &[f64]) -> Option<Prepared> {
+        if x.len() < 2 {
+            return None;
+        }
+        let (scaled, back) = unit_scaled(x);
+        let med = median(&scaled);
+        let mad = median(&scaled.iter().map(|v| (v - med).abs()).collect::<Vec<_>>());
+        let (lo, hi) = scaled
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                (l.min(*v), h.max(*v))
+            });
+        let range = hi - lo;
+        if range <= 0.0 {
+            return None;
+        }
+        // A series more than half of whose values are equal has a MAD of 0: a floor tied to
+        // the range keeps z finite (at most 1e9) and the scale still moves with the input's.
+        let scale = (1.4826 * mad).max(range * 1e-9);
+        let z: Vec<f64> = scaled.iter().map(|v| (v - med) / scale).collect();
+        let z = clip_outliers(&z);
+        let spread = local_spread(&z);
+        Some(Prepared {
+            scaled,
+            back,
+            scale,
+            z,
+            spread,
+        })
+    }
+}
+
+/// `x` divided by a power of two so that no value exceeds 2 in magnitude, and the factor that
+/// undoes it. Dividing by a power of two is exact, so nothing is lost but values more than
+/// ~300 orders of magnitude below the largest, which underflow.
+fn unit_scaled(x: &[f64]) -> (Vec<f64>, f64) {
+    let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return (x.to_vec(), 1.0);
+    }
+    let k = (max.log2().ceil() as i32).clamp(-1000, 1023);
+    let back = 2f64.powi(k);
+    (x.iter().map(|v| v / back).collect(), back)
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+fn window(v: &[f64], i: usize, half: usize) -> &[f64] {
+    &v[i.saturating_sub(half)..(i + half + 1).min(v.len())]
+}
+
+/// Each point clipped into its window's median ± CLIP_SDS robust sds of the points' distances
+/// from their windows' medians. A lone outlier is then no larger than the noise's tail, so it
+/// is never a change; a step moves the medians with it and is left alone.
+fn clip_outliers(z: &[f64]) -> Vec<f64> {
+    let centre: Vec<f64> = (0..z.len())
+        .map(|i| median(window(z, i, CLIP_HALF)))
+        .collect();
+    let dist: Vec<f64> = z.iter().zip(&centre).map(|(v, c)| (v - c).abs()).collect();
+    let mut sd = 1.4826 * median(&dist);
+    if sd == 0.0 {
+        sd = dist.iter().sum::<f64>() / dist.len() as f64;
+    }
+    if sd == 0.0 {
+        return z.to_vec();
+    }
+    z.iter()
+        .zip(&centre)
+        .map(|(v, c)| v.clamp(c - CLIP_SDS * sd, c + CLIP_SDS * sd))
+        .collect()
+}
+
+fn local_spread(z: &[f64]) -> Vec<f64> {
+    let d: Vec<f64> = z.windows(2).map(|w| w[1] - w[0]).collect();
+    (0..d.len())
+        .map(|j| (d[j] - median(window(&d, j, SPREAD_HALF))).abs())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_outlier_is_clipped_and_a_step_is_not() {
+        let mut x: Vec<f64> = (0..40).map(|i| 100.0 + (i % 3) as f64).collect();
+        x[10] = 180.0;
+        for v in &mut x[25..] {
+            *v += 30.0;
+        }
+        let p = Prepared::new(&x).unwrap();
+        let at = |i: usize| p.z[i] * p.scale + median(&p.scaled);
+        assert!(at(10) * p.back < 110.0, "{}", at(10) * p.back);
+        assert!((at(30) * p.back - x[30]).abs() < 1e-9);
+        assert!((at(24) * p.back - x[24]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_constant_or_too_short_series_has_nothing_to_find() {
+        assert!(Prepared::new(&[]).is_none());
+        assert!(Prepared::new(&[1.0]).is_none());
+        assert!(Prepared::new(&[3.0; 20]).is_none());
+    }
+}

@@ -1,0 +1,223 @@
+//! Whether one segment of the series holds a change, where, and how sure (docs/history.md,
+//! "Method"). A change of level must pass three tests at once, each guarding against a kind
+//! of series that fools the others; a change of spread has a test of its own.
+
+use super::dist::{kolmogorov_sf, normal_two_sided};
+use super::prepare::Prepared;
+use super::ChangeKind;
+
+/// Points either side of a candidate that the local jump test fits its lines to, at most.
+const LOCAL_POINTS: usize = 20;
+/// The largest lag-one autocorrelation the long-run variance takes: 0.98 already multiplies
+/// the variance by 99, and at 1 it would be infinite.
+const PHI_MAX: f64 = 0.98;
+/// The smallest long-run variance, in the units of the standardised series (whose noise is
+/// about 1): a noiseless step is then a change with p ~ 0, and rounding errors around a
+/// noiseless line are not.
+const VAR_FLOOR: f64 = 1e-12;
+/// Fewest points in a segment worth testing: the noise's autocorrelation needs a few.
+const LEAST_POINTS: usize = 8;
+/// A further step inside a side is taken out of the noise when its local jump's t is beyond
+/// this (p < 0.003 where there is none).
+const CLEAR_T: f64 = 3.0;
+
+/// The best split of a segment: `at` points from its start, the p-value, and the kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub at: usize,
+    pub p: f64,
+    pub kind: ChangeKind,
+}
+
+/// The segment [a, b) of the prepared series, or None when it is too short to test.
+pub fn test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<Candidate> {
+    let m = b - a;
+    if m < (2 * min_size).max(LEAST_POINTS) {
+        return None;
+    }
+    let level = level_test(&p.z[a..b], min_size);
+    // The spread entries between the segment's points; entry j is between points j and j + 1,
+    // so a split of them at k puts the change at point k + 1.
+    let spread = cusum_test(&p.spread[a..b - 1], min_size)
+        .map(|(k, q)| ((k + 1).clamp(min_size, m - min_size), q));
+    // Bonferroni over the two kinds: each is tested at half the level.
+    let best = match (level, spread) {
+        (Some(l), Some(s)) if s.1 < l.1 => (s, ChangeKind::Spread),
+        (Some(l), _) => (l, ChangeKind::Level),
+        (None, Some(s)) => (s, ChangeKind::Spread),
+        (None, None) => return None,
+    };
+    let ((at, q), kind) = best;
+    Some(Candidate {
+        at,
+        p: (2.0 * q).min(1.0),
+        kind,
+    })
+}
+
+/// A change of level at the largest CUSUM, with the largest of three p-values: the CUSUM
+/// against the Kolmogorov law (the level differs at all, allowing for autocorrelated noise),
+/// the step's t with a straight trend in the model (a trend is not a step), and the jump
+/// between straight lines fitted to the points either side (a smooth curve does not jump).
+/// A change must pass all three, so the test is as strict as the strictest.
+fn level_test(z: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let (k, c) = largest_cusum(z, min_size)?;
+    // The noise is measured around the two sides' means, and around any further step either
+    // side that the local test sees clearly: a second change left in the residuals would look
+    // like slow noise and hide both.
+    let mut cuts = vec![0, k, z.len()];
+    for (a, b) in [(0, k), (k, z.len())] {
+        if let Some((j, _)) = largest_cusum(&z[a..b], min_size) {
+            if local_jump_t(&z[a..b], j).abs() > CLEAR_T {
+                cuts.push(a + j);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    let v = long_run_variance_cut(&around_lines(z, &cuts), &cuts);
+    let p_cusum = kolmogorov_sf(c / (z.len() as f64 * v).sqrt());
+    let p_trend = normal_two_sided(step_with_trend_t(z, k));
+    let p_jump = normal_two_sided(local_jump_t(z, k));
+    Some((k, p_cusum.max(p_trend).max(p_jump)))
+}
+
+/// The split k in [min_size, len - min_size] of the largest |CUSUM| of `y`, and its p-value:
+/// max |S_k - k·mean| / sqrt(len · long-run variance) against the Kolmogorov law, the variance
+/// from the residuals around the two sides' means.
+fn cusum_test(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let (k, c) = largest_cusum(y, min_size)?;
+    let cuts = [0, k, y.len()];
+    let v = long_run_variance_cut(&around_means(y, &cuts), &cuts);
+    Some((k, kolmogorov_sf(c / (y.len() as f64 * v).sqrt())))
+}
+
+/// The split k in [min_size, len - min_size] of the largest |S_k - k·mean| of `y`, and that.
+fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let m = y.len();
+    if m < 2 * min_size.max(1) {
+        return None;
+    }
+    let mean = y.iter().sum::<f64>() / m as f64;
+    let mut s = 0.0;
+    let mut best: Option<(usize, f64)> = None;
+    for k in 1..=(m - min_size) {
+        s += y[k - 1] - mean;
+        if k >= min_size && best.is_none_or(|b| s.abs() > b.1) {
+            best = Some((k, s.abs()));
+        }
+    }
+    best
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// `y` less the straight line fitted to its piece, the pieces between consecutive `cuts`.
+fn around_lines(y: &[f64], cuts: &[usize]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(y.len());
+    for w in cuts.windows(2) {
+        out.extend(line_residuals(&y[w[0]..w[1]]));
+    }
+    out
+}
+
+/// `y` less the mean of its piece, the pieces between consecutive `cuts` (0 first, len last).
+fn around_means(y: &[f64], cuts: &[usize]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(y.len());
+    for w in cuts.windows(2) {
+        let piece = &y[w[0]..w[1]];
+        let m = mean(piece);
+        out.extend(piece.iter().map(|v| v - m));
+    }
+    out
+}
+
+/// The long-run variance of noise `e` (residuals, mean about 0) whose lag products do not
+/// cross `split`: an AR(1) plug-in, variance × (1 + φ) / (1 - φ), with φ the lag-one
+/// autocorrelation corrected for its small-sample bias, (1 + 3φ) / n, and kept in [0, PHI_MAX]
+/// (negative autocorrelation would shrink the variance and call more changes).
+pub fn long_run_variance(e: &[f64], split: usize) -> f64 {
+    long_run_variance_cut(e, &[0, split, e.len()])
+}
+
+/// [`long_run_variance`] with lag products crossing none of `cuts`.
+fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
+    let n = e.len();
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 1..n {
+        if !cuts.contains(&i) {
+            num += e[i] * e[i - 1];
+            den += e[i - 1] * e[i - 1];
+        }
+    }
+    let raw = if den > 0.0 { num / den } else { 0.0 };
+    let phi = (raw + (1.0 + 3.0 * raw) / n as f64).clamp(0.0, PHI_MAX);
+    let var = e.iter().map(|v| v * v).sum::<f64>() / n.saturating_sub(2).max(1) as f64;
+    (var * (1.0 + phi) / (1.0 - phi)).max(VAR_FLOOR)
+}
+
+/// Least squares of `y` on a straight line: (mean, slope, centre of the x's, sum of squares
+/// of the x's about it). x = 0, 1, ...
+fn line(y: &[f64]) -> (f64, f64, f64, f64) {
+    let w = y.len() as f64;
+    let xm = (w - 1.0) / 2.0;
+    let sxx: f64 = (0..y.len()).map(|i| (i as f64 - xm).powi(2)).sum();
+    let ym = mean(y);
+    let sxy: f64 = y
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64 - xm) * (v - ym))
+        .sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (ym, slope, xm, sxx)
+}
+
+fn line_residuals(y: &[f64]) -> Vec<f64> {
+    let (ym, slope, xm, _) = line(y);
+    y.iter()
+        .enumerate()
+        .map(|(i, v)| v - ym - slope * (i as f64 - xm))
+        .collect()
+}
+
+/// The t of a step at k in y = a + b·i + δ·[i >= k] + noise, the noise's long-run variance
+/// from the fit's residuals: by Frisch–Waugh, δ is the regression of y's residuals about a
+/// line on the step's.
+fn step_with_trend_t(y: &[f64], k: usize) -> f64 {
+    let ry = line_residuals(y);
+    let step: Vec<f64> = (0..y.len())
+        .map(|i| if i >= k { 1.0 } else { 0.0 })
+        .collect();
+    let rd = line_residuals(&step);
+    let rdd: f64 = rd.iter().map(|v| v * v).sum();
+    if rdd <= 0.0 {
+        return 0.0;
+    }
+    let delta = ry.iter().zip(&rd).map(|(a, b)| a * b).sum::<f64>() / rdd;
+    let residuals: Vec<f64> = ry.iter().zip(&rd).map(|(a, b)| a - delta * b).collect();
+    let v = long_run_variance(&residuals, k);
+    delta * rdd.sqrt() / v.sqrt()
+}
+
+/// The jump at k between straight lines fitted to up to LOCAL_POINTS points either side, each
+/// taken to the boundary, over its standard error (the lines' residuals' long-run variance).
+fn local_jump_t(y: &[f64], k: usize) -> f64 {
+    let w = k.min(y.len() - k).min(LOCAL_POINTS);
+    if w < 3 {
+        return 0.0;
+    }
+    let (left, right) = (&y[k - w..k], &y[k..k + w]);
+    let (ly, lb, lxm, sxx) = line(left);
+    let (ry, rb, rxm, _) = line(right);
+    // Both lines at the boundary, half a point past the left's last and before the right's
+    // first.
+    let at_left = ly + lb * (w as f64 - 0.5 - lxm);
+    let at_right = ry + rb * (-0.5 - rxm);
+    let mut residuals = line_residuals(left);
+    residuals.extend(line_residuals(right));
+    let v = long_run_variance(&residuals, w);
+    // Variance of a line's value half a point past its end, per unit of noise variance.
+    let end = 1.0 / w as f64 + (w as f64 / 2.0).powi(2) / sxx;
+    (at_right - at_left) / (2.0 * end * v).sqrt()
+}
