@@ -42,6 +42,10 @@ series with at least one alarm. Pooled over the stress kinds: the same from summ
 Today's kinds are also printed with a 3-point tolerance in the table format of
 docs/performance.md. Seconds are wall time per detector for all series of a group (dbperf's
 include starting the process).
+
+--speed times `history detect --stdin` on 100 series of 10,000 points (white noise of sd 2% with
+three steps of 5-20%), and the same penalized-l2 PELT through ruptures' C implementation
+(KernelCPD with a linear kernel, which solves the same problem as Pelt(model="l2")).
 """
 
 import argparse
@@ -261,11 +265,11 @@ def make_stress(per_kind, seed=20261127):
 # ---------------------------------------------------------------- detectors
 
 
-def dbperf_run(binary, series, args):
+def dbperf_run(binary, series, args, timeout=None):
     text = "\n".join(",".join(f"{v:.6f}" for v in s.values) for s in series) + "\n"
     p = subprocess.run(
         [binary, "history", "detect", "--stdin", *args],
-        input=text, capture_output=True, text=True,
+        input=text, capture_output=True, text=True, timeout=timeout,
     )
     if p.returncode != 0:
         sys.exit(f"dbperf history detect {' '.join(args)} failed: {p.stderr.strip()}")
@@ -314,15 +318,18 @@ def pelt_penalty(x):
     return 2 * max(robust_sigma(x), 1e-12) ** 2 * math.log(len(x))
 
 
-def pelt_run(series):
-    """ruptures' PELT with the l2 cost."""
+def pelt_run(series, fast=False):
+    """ruptures' PELT with the l2 cost; fast uses its C implementation (same optimum)."""
     import numpy as np
     import ruptures as rpt
 
     out = []
     for s in series:
         x = np.asarray(s.values, dtype=float)
-        algo = rpt.Pelt(model="l2", min_size=3, jump=1)
+        if fast:
+            algo = rpt.KernelCPD(kernel="linear", min_size=3, jump=1)
+        else:
+            algo = rpt.Pelt(model="l2", min_size=3, jump=1)
         ends = algo.fit(x).predict(pen=pelt_penalty(x))
         out.append([int(e) for e in ends if e < len(x)])  # segment ends = first index of the next
     return out
@@ -572,14 +579,86 @@ def print_scorecard(groups, results, per_kind):
         print(f"| {r['short']} | {r['secs']['stress']:.1f} | {r['secs']['old']:.1f} |")
 
 
+# ---------------------------------------------------------------- speed
+
+
+def make_speed(n_series, n_points, seed=20261128):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n_series):
+        x = white(rng, n_points, 2.0)
+        cps = sorted(rng.sample(range(200, n_points - 200, 100), 3))
+        for c in cps:
+            s = sign(rng) * rng.uniform(5, 20)
+            for j in range(c, n_points):
+                x[j] += s
+        out.append(Series("speed", [LEVEL + v for v in x], cps))
+    return out
+
+
+def quality(series, found):
+    t = pooled(tally(series, found, TOL), ["speed"])
+    return f"recall {t.recall():.2f}, precision {fmt(t.precision())}"
+
+
+def time_one(binary, series, timeout):
+    """Seconds dbperf takes on one series, None past the timeout."""
+    t = time.time()
+    try:
+        dbperf_run(binary, [series], [], timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return time.time() - t
+
+
+def speed(binary, n_series, n_points, timeout, pelt_series):
+    series = make_speed(n_series, n_points)
+    print(f"{n_series} series of {n_points} points (white noise sd 2%, 3 steps of 5-20% each)\n")
+    t, estimate = time.time(), None
+    try:
+        found = dbperf_run(binary, series, [], timeout=timeout)
+        secs = time.time() - t
+        print(f"dbperf history detect --stdin: {secs:.2f} s wall ({quality(series, found)}); goal < 1 s: "
+              f"{'met' if secs < 1 else 'not met'}")
+    except subprocess.TimeoutExpired:
+        secs = None
+        print(f"dbperf history detect --stdin: did not finish in {timeout:g} s; goal < 1 s: not met")
+        estimate = time_one(binary, series[0], timeout)
+        if estimate is None:
+            print(f"  one series alone did not finish in {timeout:g} s either")
+        else:
+            estimate *= n_series
+            print(f"  one series alone: {estimate / n_series:.2f} s, so about {estimate:.0f} s for all {n_series}")
+    if pelt_series:
+        subset = series[:pelt_series]
+        t = time.time()
+        found = pelt_run(subset, fast=True)
+        p = (time.time() - t) * n_series / len(subset)
+        scaled = "" if len(subset) == n_series else f" (timed on {len(subset)} series, scaled)"
+        print(f"PELT l2 (ruptures KernelCPD linear, C), same data: {p:.2f} s{scaled} "
+              f"({quality(subset, found)})")
+        if secs:
+            print(f"dbperf / PELT time: {secs / p:.2f}")
+        elif estimate:
+            print(f"dbperf / PELT time: about {estimate / p:.1f} (from the estimate above)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dbperf", required=True, help="path of the dbperf binary to score")
     ap.add_argument("--per-kind", type=int, default=30, help="series per kind (at least 30)")
+    ap.add_argument("--speed", action="store_true", help="time history detect on long series instead")
+    ap.add_argument("--series", type=int, default=100, help="--speed: series")
+    ap.add_argument("--points", type=int, default=10000, help="--speed: points per series")
+    ap.add_argument("--timeout", type=float, default=120, help="--speed: seconds before dbperf is stopped")
+    ap.add_argument("--pelt-series", type=int, default=100, help="--speed: series timed for PELT (0: none)")
     a = ap.parse_args()
-    if a.per_kind < 30:
-        sys.exit("--per-kind: at least 30 series per kind")
-    scorecard(a.dbperf, a.per_kind)
+    if a.speed:
+        speed(a.dbperf, a.series, a.points, a.timeout, a.pelt_series)
+    else:
+        if a.per_kind < 30:
+            sys.exit("--per-kind: at least 30 series per kind")
+        scorecard(a.dbperf, a.per_kind)
 
 
 if __name__ == "__main__":
