@@ -1,34 +1,91 @@
-"""Synthetic series with known change points, scored for dbperf's detector and Apache Otava.
+"""Scorecard of change-point detectors on synthetic series with known change points.
 
-Kinds of series (values around 100, Gaussian noise, seeded so every run sees the same series):
-  step      one or two steps of 2-30% in noise of 1-10% (sd as % of the level)
-  spread    the noise's sd triples or drops to a third, the mean stays (a change in spread)
-  outlier   pure noise plus one or two single points 40-80% off: not changes
-  drift     the level moves 10-20% linearly over the whole series: no step, not a change
-  noise     pure noise: no change
+Three detectors, each run on the same seeded series, printed side by side:
+  dbperf   `dbperf history detect --stdin` (the binary is --dbperf, so any build can be scored):
+           its defaults are the headline; `--alpha 0.01` is a second column when the option parses
+  Otava    Apache Otava 0.8.0, `otava.analysis.compute_change_points` with the options of its CLI
+           (`otava.series.AnalysisOptions()`: window_len 50, max_pvalue 0.001, min_magnitude 0)
+  PELT     ruptures `Pelt(model="l2", min_size=3, jump=1)`, penalty 2 * sigma^2 * ln(n) (BIC for a
+           mean shift in Gaussian noise), sigma = 1.4826 * MAD(first differences) / sqrt(2), a
+           robust noise estimate that steps barely move. jump=1 makes every index a candidate, as
+           for the other two (ruptures' default jump=5 allows only multiples of 5)
 
-A detection within TOL points of a true change is a true positive (each true change matched
-once); every other detection is a false positive. Printed per detector and setting: precision,
-recall, F1 over all series, false positives per 1000 points in the change-free kinds, and the
-same per kind.
+Series, all around a level of 100 (so a % of the level is the same number in value units).
+Today's kinds (the generator and seed of the first version of this bench, so the table in
+docs/performance.md stays comparable), lengths 60-120:
+  step          one or two steps of 2-30% in white noise of sd 1-10%
+  spread        the noise's sd triples or drops to a third at one point, the mean stays
+  outlier       white noise plus one or two single points 40-80% off: no change
+  drift         the level moves 10-20% linearly over the series: no change
+  noise         white noise of sd 1-10%: no change
+Stress kinds, lengths 60-200, a step at least 15 points from either end, random sign:
+  ar03, ar06, ar09            AR(1) noise, phi 0.3 / 0.6 / 0.9, marginal sd 2% (innovations sd
+                              2 * sqrt(1 - phi^2)), started in its stationary law: no change
+  ar03_step .. ar09_step      the same noise with one step of 5-20%
+  trend_linear                a linear trend of 10-30% plus white noise of sd 1-2%: no change
+  trend_curved                a monotone curve of 10-30% (half saturating, 1 - exp(-t/T), half
+                              accelerating, t^2) plus white noise of sd 1-2%: no change
+  seasonal                    a sine of amplitude 3-8% and period 7-30 points plus noise 1-2%:
+                              no change
+  random_walk                 a cumulative sum of N(0, 0.5-1%) steps: no change
+  trend_step                  a linear trend of 10-20% plus one step of 10-20%, noise 1-2%
+  t3_step                     Student t noise, 3 degrees of freedom, sd 2% (scale 2 / sqrt(3)),
+                              plus one step of 10-20%
+  white_step10                white noise of sd 2% plus one step of exactly 10%
+  ar06_step10                 AR(1) noise phi 0.6, marginal sd 2%, plus one step of exactly 10%
+
+Metrics. A detection within TOL (5) points of a true change is a hit; each true change is
+matched at most once, the closest pairs first; every other detection is a false alarm. Per kind
+and detector: precision = hits / detections, recall = hits / true changes, F1 = 2 hits /
+(detections + true changes), false alarms per 1000 points, and on change-free kinds the share of
+series with at least one alarm. Pooled over the stress kinds: the same from summed counts.
+Today's kinds are also printed with a 3-point tolerance in the table format of
+docs/performance.md. Seconds are wall time per detector for all series of a group (dbperf's
+include starting the process).
+
+--speed times `history detect --stdin` on 100 series of 10,000 points (white noise of sd 2% with
+three steps of 5-20%), and the same penalized-l2 PELT through ruptures' C implementation
+(KernelCPD with a linear kernel, which solves the same problem as Pelt(model="l2")).
 """
 
 import argparse
+import importlib.metadata
+import math
 import random
 import subprocess
 import sys
 import time
+import warnings
 
-TOL = 3
+TOL = 5
+OLD_TOL = 3
+LEVEL = 100.0
+OLD_KINDS = ["step", "spread", "outlier", "drift", "noise"]
+OLD_FREE = ["outlier", "drift", "noise"]
+STRESS_FREE = ["ar03", "ar06", "ar09", "trend_linear", "trend_curved", "seasonal", "random_walk"]
+STRESS_STEP = ["ar03_step", "ar06_step", "ar09_step", "trend_step", "t3_step", "white_step10", "ar06_step10"]
+STRESS_KINDS = STRESS_FREE + STRESS_STEP
+
+
+class Series:
+    def __init__(self, kind, values, truth, label=""):
+        self.kind = kind
+        self.values = values
+        self.truth = truth
+        self.label = label
+
+
+# ---------------------------------------------------------------- today's kinds (unchanged)
 
 
 def gauss_series(rng, n, level, sd_pct):
     return [level + rng.gauss(0, sd_pct / 100 * level) for _ in range(n)]
 
 
-def make(per_kind, seed=20261124):
+def make_old(per_kind, seed=20261124):
+    """Today's kinds, drawn exactly as in the first version of this bench."""
     rng = random.Random(seed)
-    out = []  # (kind, values, true change indices, label)
+    out = []
     for i in range(per_kind * 2):
         n = rng.choice([60, 80, 100, 120])
         step = rng.choice([2, 5, 10, 20, 30])
@@ -39,124 +96,569 @@ def make(per_kind, seed=20261124):
             cps = [cps[0]]
         x = gauss_series(rng, n, 100, sd)
         level = 100.0
-        for k, c in enumerate(cps):
+        for c in cps:
             sign = rng.choice([-1, 1])
             new_level = level * (1 + sign * step / 100)
             for j in range(c, n):
                 x[j] += new_level - level
             level = new_level
-        out.append(("step", x, cps, f"{step}% in {sd}%"))
+        out.append(Series("step", x, cps, f"{step}% in {sd}%"))
     for _ in range(per_kind):
         n = rng.choice([60, 80, 100])
         c = rng.randrange(20, n - 20)
         sd = rng.choice([1, 2, 5])
         f = rng.choice([3.0, 1 / 3])
         x = [100 + rng.gauss(0, sd * (f if j >= c else 1)) for j in range(n)]
-        out.append(("spread", x, [c], f"sd x{f:.2f}"))
+        out.append(Series("spread", x, [c], f"sd x{f:.2f}"))
     for _ in range(per_kind):
         n = rng.choice([60, 80, 100])
         sd = rng.choice([1, 2, 5])
         x = gauss_series(rng, n, 100, sd)
         for j in rng.sample(range(n), rng.choice([1, 2])):
             x[j] *= 1 + rng.choice([-1, 1]) * rng.uniform(0.4, 0.8)
-        out.append(("outlier", x, [], ""))
+        out.append(Series("outlier", x, []))
     for _ in range(per_kind):
         n = rng.choice([60, 80, 100])
         sd = rng.choice([1, 2, 5])
         total = rng.choice([-20, -10, 10, 20])
         x = [100 * (1 + total / 100 * j / (n - 1)) + rng.gauss(0, sd) for j in range(n)]
-        out.append(("drift", x, [], f"{total}%"))
+        out.append(Series("drift", x, [], f"{total}%"))
     for _ in range(per_kind):
         n = rng.choice([60, 80, 100])
-        out.append(("noise", gauss_series(rng, n, 100, rng.choice([1, 5, 10])), [], ""))
+        out.append(Series("noise", gauss_series(rng, n, 100, rng.choice([1, 5, 10])), []))
     return out
 
 
-def score(truth, found):
-    tp = 0
-    used = set()
-    for t in truth:
-        best = None
-        for k, f in enumerate(found):
-            if k not in used and abs(f - t) <= TOL and (best is None or abs(f - t) < abs(found[best] - t)):
-                best = k
-        if best is not None:
-            used.add(best)
-            tp += 1
-    return tp, len(found) - tp, len(truth) - tp
+# ---------------------------------------------------------------- stress kinds
+# Each kind has its own generator seeded from (seed, kind), so adding a kind changes no other.
+# A generator returns the deviation from LEVEL (in % of it) and the true changes.
 
 
-def dbperf_detect(binary, series, alpha, min_runs):
-    text = "\n".join(",".join(f"{v:.6f}" for v in x) for _, x, _, _ in series) + "\n"
+def sign(rng):
+    return rng.choice([-1, 1])
+
+
+def white(rng, n, sd):
+    return [rng.gauss(0, sd) for _ in range(n)]
+
+
+def ar1(rng, n, phi, sd=2.0):
+    """AR(1) noise with marginal sd `sd`, started in its stationary law."""
+    innov = sd * math.sqrt(1 - phi * phi)
+    x = [rng.gauss(0, sd)]
+    for _ in range(n - 1):
+        x.append(phi * x[-1] + rng.gauss(0, innov))
+    return x
+
+
+def student_t3(rng, n, sd=2.0):
+    """Student t with 3 degrees of freedom scaled to sd (its variance is 3 * scale^2)."""
+    scale = sd / math.sqrt(3)
+    return [scale * rng.gauss(0, 1) / math.sqrt(rng.gammavariate(1.5, 2) / 3) for _ in range(n)]
+
+
+def add_step(rng, x, pct):
+    """One step of pct (random sign) at least 15 points from either end; returns its index."""
+    c = rng.randint(15, len(x) - 15)
+    s = sign(rng) * pct
+    for j in range(c, len(x)):
+        x[j] += s
+    return [c]
+
+
+def linear(n, total):
+    return [total * j / (n - 1) for j in range(n)]
+
+
+def curve(rng, n, total, saturating):
+    if saturating:
+        tau = rng.uniform(0.15, 0.5) * n
+        norm = 1 - math.exp(-(n - 1) / tau)
+        return [total * (1 - math.exp(-j / tau)) / norm for j in range(n)]
+    return [total * (j / (n - 1)) ** 2 for j in range(n)]
+
+
+def plus(a, b):
+    return [u + v for u, v in zip(a, b)]
+
+
+def gen_ar(phi, step):
+    def gen(rng, n, i):
+        x = ar1(rng, n, phi)
+        return x, add_step(rng, x, rng.uniform(5, 20)) if step else []
+
+    return gen
+
+
+def gen_trend_linear(rng, n, i):
+    return plus(linear(n, sign(rng) * rng.uniform(10, 30)), white(rng, n, rng.uniform(1, 2))), []
+
+
+def gen_trend_curved(rng, n, i):
+    c = curve(rng, n, sign(rng) * rng.uniform(10, 30), saturating=i % 2 == 0)
+    return plus(c, white(rng, n, rng.uniform(1, 2))), []
+
+
+def gen_seasonal(rng, n, i):
+    amp, period, phase = rng.uniform(3, 8), rng.uniform(7, 30), rng.uniform(0, 2 * math.pi)
+    s = [amp * math.sin(2 * math.pi * j / period + phase) for j in range(n)]
+    return plus(s, white(rng, n, rng.uniform(1, 2))), []
+
+
+def gen_random_walk(rng, n, i):
+    sd, x, v = rng.uniform(0.5, 1), [], 0.0
+    for _ in range(n):
+        v += rng.gauss(0, sd)
+        x.append(v)
+    return x, []
+
+
+def gen_trend_step(rng, n, i):
+    x = plus(linear(n, sign(rng) * rng.uniform(10, 20)), white(rng, n, rng.uniform(1, 2)))
+    return x, add_step(rng, x, rng.uniform(10, 20))
+
+
+def gen_t3_step(rng, n, i):
+    x = student_t3(rng, n)
+    return x, add_step(rng, x, rng.uniform(10, 20))
+
+
+def gen_white_step10(rng, n, i):
+    x = white(rng, n, 2.0)
+    return x, add_step(rng, x, 10.0)
+
+
+def gen_ar06_step10(rng, n, i):
+    x = ar1(rng, n, 0.6)
+    return x, add_step(rng, x, 10.0)
+
+
+GENERATORS = {
+    "ar03": gen_ar(0.3, False),
+    "ar06": gen_ar(0.6, False),
+    "ar09": gen_ar(0.9, False),
+    "trend_linear": gen_trend_linear,
+    "trend_curved": gen_trend_curved,
+    "seasonal": gen_seasonal,
+    "random_walk": gen_random_walk,
+    "ar03_step": gen_ar(0.3, True),
+    "ar06_step": gen_ar(0.6, True),
+    "ar09_step": gen_ar(0.9, True),
+    "trend_step": gen_trend_step,
+    "t3_step": gen_t3_step,
+    "white_step10": gen_white_step10,
+    "ar06_step10": gen_ar06_step10,
+}
+
+
+def make_stress(per_kind, seed=20261127):
+    out = []
+    for kind in STRESS_KINDS:
+        rng = random.Random(f"{seed}-{kind}")
+        for i in range(per_kind):
+            n = rng.randint(60, 200)
+            dev, truth = GENERATORS[kind](rng, n, i)
+            out.append(Series(kind, [LEVEL + d for d in dev], truth))
+    return out
+
+
+# ---------------------------------------------------------------- detectors
+
+
+def dbperf_run(binary, series, args, timeout=None):
+    text = "\n".join(",".join(f"{v:.6f}" for v in s.values) for s in series) + "\n"
     p = subprocess.run(
-        [binary, "history", "detect", "--stdin", "--alpha", str(alpha), "--min-runs", str(min_runs)],
-        input=text, capture_output=True, text=True, check=True,
+        [binary, "history", "detect", "--stdin", *args],
+        input=text, capture_output=True, text=True, timeout=timeout,
     )
-    lines = p.stdout.split("\n")[: len(series)]
-    return [[int(v) for v in line.split(",") if v] for line in lines]
+    if p.returncode != 0:
+        sys.exit(f"dbperf history detect {' '.join(args)} failed: {p.stderr.strip()}")
+    lines = p.stdout.split("\n")
+    if len(lines) < len(series) or any(lines[len(series):]):
+        sys.exit(f"dbperf printed {len(lines)} lines for {len(series)} series")
+    return [[int(v) for v in line.split(",") if v.strip()] for line in lines[: len(series)]]
 
 
-def otava_detect(series, max_pvalue):
+def dbperf_accepts(binary, args):
+    """Whether this build of dbperf accepts the options (the detector is being rewritten)."""
+    p = subprocess.run(
+        [binary, "history", "detect", "--stdin", *args], input="1,2,3\n", capture_output=True, text=True
+    )
+    return p.returncode == 0
+
+
+def otava_options():
+    from otava.series import AnalysisOptions
+
+    o = AnalysisOptions()  # what the otava CLI starts from; its flags default to the same
+    return {"window_len": o.window_len, "max_pvalue": o.max_pvalue, "min_magnitude": o.min_magnitude}
+
+
+def otava_run(series):
     from otava.analysis import compute_change_points
 
+    opts = otava_options()
     out = []
-    for _, x, _, _ in series:
-        cps, _ = compute_change_points(x, window_len=50, max_pvalue=max_pvalue)
-        out.append([c.index for c in cps])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in series:
+            cps, _ = compute_change_points(s.values, **opts)
+            out.append([int(c.index) for c in cps])
     return out
 
 
-def report(name, series, found, secs):
-    kinds = ["step", "spread", "outlier", "drift", "noise"]
-    total = [0, 0, 0]
-    per = {k: [0, 0, 0, 0] for k in kinds}  # tp, fp, fn, points
-    for (kind, x, truth, _), f in zip(series, found):
-        tp, fp, fn = score(truth, f)
-        total = [total[0] + tp, total[1] + fp, total[2] + fn]
-        p = per[kind]
-        per[kind] = [p[0] + tp, p[1] + fp, p[2] + fn, p[3] + len(x)]
-    tp, fp, fn = total
-    prec = tp / (tp + fp) if tp + fp else 1.0
-    rec = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    free_fp = sum(per[k][1] for k in ["outlier", "drift", "noise"])
-    free_pts = sum(per[k][3] for k in ["outlier", "drift", "noise"])
-    cells = []
-    for k in kinds:
-        t, f_, n, _ = per[k]
-        if k in ("step", "spread"):
-            cells.append(f"{k} R {t / (t + n):.2f} FP {f_}")
+def robust_sigma(x):
+    import numpy as np
+
+    d = np.diff(x)
+    return 1.4826 * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
+
+
+def pelt_penalty(x):
+    return 2 * max(robust_sigma(x), 1e-12) ** 2 * math.log(len(x))
+
+
+def pelt_run(series, fast=False):
+    """ruptures' PELT with the l2 cost; fast uses its C implementation (same optimum)."""
+    import numpy as np
+    import ruptures as rpt
+
+    out = []
+    for s in series:
+        x = np.asarray(s.values, dtype=float)
+        if fast:
+            algo = rpt.KernelCPD(kernel="linear", min_size=3, jump=1)
         else:
-            cells.append(f"{k} FP {f_}")
-    print(
-        f"| {name} | {prec:.3f} | {rec:.3f} | **{f1:.3f}** | {1000 * free_fp / free_pts:.1f} | "
+            algo = rpt.Pelt(model="l2", min_size=3, jump=1)
+        ends = algo.fit(x).predict(pen=pelt_penalty(x))
+        out.append([int(e) for e in ends if e < len(x)])  # segment ends = first index of the next
+    return out
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def match(truth, found, tol):
+    """(hits, false alarms, misses): closest (truth, detection) pairs within tol first."""
+    pairs = sorted((abs(f - t), i, k) for i, t in enumerate(truth) for k, f in enumerate(found) if abs(f - t) <= tol)
+    used_t, used_f = set(), set()
+    for _, i, k in pairs:
+        if i not in used_t and k not in used_f:
+            used_t.add(i)
+            used_f.add(k)
+    hits = len(used_t)
+    return hits, len(found) - hits, len(truth) - hits
+
+
+class Tally:
+    def __init__(self):
+        self.hits = self.alarms = self.misses = self.points = self.series = self.alarmed = 0
+
+    def add(self, s, found, tol):
+        h, fa, m = match(s.truth, found, tol)
+        self.hits += h
+        self.alarms += fa
+        self.misses += m
+        self.points += len(s.values)
+        self.series += 1
+        self.alarmed += bool(found) and not s.truth
+
+    def merge(self, other):
+        for k in vars(self):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        return self
+
+    def precision(self):
+        d = self.hits + self.alarms
+        return self.hits / d if d else None
+
+    def recall(self):
+        t = self.hits + self.misses
+        return self.hits / t if t else None
+
+    def f1(self):
+        t = 2 * self.hits + self.alarms + self.misses
+        return 2 * self.hits / t if self.hits + self.misses else None
+
+    def alarms_per_1000(self):
+        return 1000 * self.alarms / self.points
+
+    def any_alarm_share(self):
+        return self.alarmed / self.series
+
+
+def tally(series, found, tol):
+    per = {}
+    for s, f in zip(series, found):
+        per.setdefault(s.kind, Tally()).add(s, f, tol)
+    return per
+
+
+def pooled(per, kinds):
+    total = Tally()
+    for k in kinds:
+        total.merge(per[k])
+    return total
+
+
+# ---------------------------------------------------------------- printing
+
+
+def fmt(v, pct=False):
+    if v is None:
+        return "–"
+    return f"{100 * v:.0f}%" if pct else f"{v:.2f}"
+
+
+def cell(results, kind, metric, pct=False):
+    return " / ".join(fmt(getattr(r["per"][kind], metric)(), pct) for r in results)
+
+
+def names(results):
+    return " / ".join(r["short"] for r in results)
+
+
+def table_changes(results, kinds, pool_name, tol):
+    print(f"| kind | series | changes | F1 {names(results)} | recall | precision | false alarms /1000 pts |")
+    print("|---|---|---|---|---|---|---|")
+    for k in kinds:
+        print(table_changes_row(results, k, k))
+    print(table_changes_row(results, pool_name, f"**{pool_name}**"))
+
+
+def table_changes_row(results, kind, title):
+    t = results[0]["per"][kind]
+    return (
+        f"| {title} | {t.series} | {t.hits + t.misses} | {cell(results, kind, 'f1')} | "
+        f"{cell(results, kind, 'recall')} | {cell(results, kind, 'precision')} | "
+        f"{cell(results, kind, 'alarms_per_1000')} |"
+    )
+
+
+def table_free(results, kinds):
+    print(f"| kind (no change) | series | any-alarm share {names(results)} | false alarms /1000 pts |")
+    print("|---|---|---|---|")
+    for k in kinds:
+        t = results[0]["per"][k]
+        print(
+            f"| {k} | {t.series} | {cell(results, k, 'any_alarm_share', pct=True)} | "
+            f"{cell(results, k, 'alarms_per_1000')} |"
+        )
+
+
+def old_format_row(name, per, secs):
+    """A row in the format of the table in docs/performance.md (today's kinds)."""
+    total = pooled(per, OLD_KINDS)
+    prec = total.precision() if total.precision() is not None else 1.0
+    rec = total.recall()
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    free = pooled(per, OLD_FREE)
+    cells = []
+    for k in OLD_KINDS:
+        t = per[k]
+        cells.append(f"{k} R {t.recall():.2f} FP {t.alarms}" if k in ("step", "spread") else f"{k} FP {t.alarms}")
+    return (
+        f"| {name} | {prec:.3f} | {rec:.3f} | **{f1:.3f}** | {free.alarms_per_1000():.1f} | "
         f"{'; '.join(cells)} | {secs:.1f} |"
     )
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dbperf", required=True)
-    ap.add_argument("--per-kind", type=int, default=30)
-    a = ap.parse_args()
-    series = make(a.per_kind)
-    true_total = sum(len(t) for _, _, t, _ in series)
-    print(
-        f"{len(series)} series, {sum(len(x) for _, x, _, _ in series)} points, {true_total} true changes; "
-        f"a detection within {TOL} points of a true change counts"
-    )
+def goal_rows(dbperf_results, others):
+    """(goal, values per dbperf row, met per dbperf row) for the issue's goals."""
+    rows = []
+    for k in STRESS_FREE:
+        limit = 0.20 if k == "ar09" else 0.05
+        vals = [r["per"][k].any_alarm_share() for r in dbperf_results]
+        rows.append((f"any-alarm share on {k} <= {limit:.0%}", [f"{v:.0%}" for v in vals], [v <= limit for v in vals]))
+    for k, limit in [("white_step10", 0.8), ("ar06_step10", 0.6)]:
+        vals = [r["per"][k].recall() for r in dbperf_results]
+        rows.append((f"recall on {k} >= {limit}", [f"{v:.2f}" for v in vals], [v >= limit for v in vals]))
+    best = max(o["per"]["stress"].f1() for o in others)
+    vals = [r["per"]["stress"].f1() for r in dbperf_results]
+    who = " and ".join(f"{o['short']} {o['per']['stress'].f1():.2f}" for o in others)
+    rows.append((f"pooled stress F1 above {who}", [f"{v:.2f}" for v in vals], [v > best for v in vals]))
+    return rows
+
+
+def print_goals(results):
+    dbperf_results = [r for r in results if r["short"].startswith("dbperf")]
+    others = [r for r in results if not r["short"].startswith("dbperf")]
+    rows = goal_rows(dbperf_results, others)
+    print("| goal (issue) | " + " | ".join(r["short"] for r in dbperf_results) + " |")
+    print("|---|" + "---|" * len(dbperf_results))
+    for goal, vals, met in rows:
+        print(f"| {goal} | " + " | ".join(f"{v} {'met' if m else '**not met**'}" for v, m in zip(vals, met)) + " |")
     print()
+    for j, r in enumerate(dbperf_results):
+        print(f"{r['short']}: {sum(m[j] for _, _, m in rows)} of {len(rows)} goals met.")
+
+
+# ---------------------------------------------------------------- scorecard
+
+
+def detectors(binary):
+    """(short name, description, function of a list of series) of every detector scored."""
+    out = [("dbperf", f"`{binary} history detect --stdin` (its defaults)", lambda s: dbperf_run(binary, s, []))]
+    if dbperf_accepts(binary, ["--alpha", "0.01"]):
+        out.append(("dbperf α0.01", "the same with `--alpha 0.01`", lambda s: dbperf_run(binary, s, ["--alpha", "0.01"])))
+    else:
+        print("(this dbperf build refuses `--alpha 0.01`: only its defaults are scored)\n")
+    o = otava_options()
+    out.append((
+        "Otava",
+        f"Apache Otava {importlib.metadata.version('apache-otava')} `compute_change_points` at the defaults of its "
+        f"CLI (AnalysisOptions): window_len {o['window_len']}, max_pvalue {o['max_pvalue']}, "
+        f"min_magnitude {o['min_magnitude']}",
+        otava_run,
+    ))
+    out.append((
+        "PELT",
+        f"ruptures {importlib.metadata.version('ruptures')} `Pelt(model=\"l2\", min_size=3, jump=1)`, "
+        "pen = 2·σ²·ln(n), σ = 1.4826·MAD(diff(x))/√2",
+        pelt_run,
+    ))
+    return out
+
+
+def run_detector(fn, groups):
+    """Detections and seconds per group of series."""
+    found, secs = {}, {}
+    for name, series in groups.items():
+        t = time.time()
+        found[name] = fn(series)
+        secs[name] = time.time() - t
+    return found, secs
+
+
+def scorecard(binary, per_kind):
+    groups = {"old": make_old(per_kind), "stress": make_stress(per_kind)}
+    results = []
+    dets = detectors(binary)
+    for short, desc, fn in dets:
+        found, secs = run_detector(fn, groups)
+        per = {**tally(groups["old"], found["old"], TOL), **tally(groups["stress"], found["stress"], TOL)}
+        per["stress"] = pooled(per, STRESS_KINDS)
+        per["today"] = pooled(per, OLD_KINDS)
+        per_old3 = tally(groups["old"], found["old"], OLD_TOL)
+        results.append({"short": short, "desc": desc, "per": per, "per3": per_old3, "secs": secs})
+    print_scorecard(groups, results, per_kind)
+
+
+def describe(series):
+    return (
+        f"{len(series)} series, {sum(len(s.values) for s in series)} points, "
+        f"{sum(len(s.truth) for s in series)} true changes"
+    )
+
+
+def print_scorecard(groups, results, per_kind):
+    print(f"# Change-point scorecard ({per_kind} series per kind)\n")
+    for r in results:
+        print(f"- **{r['short']}**: {r['desc']}")
+    print(f"\nA detection within {TOL} points of a true change is a hit; cells are {names(results)}.\n")
+    print(f"## Stress kinds: {describe(groups['stress'])}\n")
+    table_changes(results, STRESS_STEP, "stress", TOL)
+    print()
+    table_free(results, STRESS_FREE)
+    print("\n(**stress** pools all 14 stress kinds: the change-free kinds add false alarms, not changes.)\n")
+    print(f"## Today's kinds: {describe(groups['old'])}\n")
+    table_changes(results, ["step", "spread"], "today", TOL)
+    print()
+    table_free(results, OLD_FREE)
+    print(f"\n## Today's kinds, {OLD_TOL}-point tolerance (the table format of docs/performance.md)\n")
     print("| detector | precision | recall | F1 | FP per 1000 change-free points | per kind (R = recall) | seconds |")
     print("|---|---|---|---|---|---|---|")
-    for alpha in [0.05, 0.01]:
+    for r in results:
+        print(old_format_row(r["short"], r["per3"], r["secs"]["old"]))
+    print("\n## Goals of the issue (dbperf)\n")
+    print_goals(results)
+    print("\n## Seconds (wall, all series of the group)\n")
+    print("| detector | stress kinds | today's kinds |")
+    print("|---|---|---|")
+    for r in results:
+        print(f"| {r['short']} | {r['secs']['stress']:.1f} | {r['secs']['old']:.1f} |")
+
+
+# ---------------------------------------------------------------- speed
+
+
+def make_speed(n_series, n_points, seed=20261128):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n_series):
+        x = white(rng, n_points, 2.0)
+        cps = sorted(rng.sample(range(200, n_points - 200, 100), 3))
+        for c in cps:
+            s = sign(rng) * rng.uniform(5, 20)
+            for j in range(c, n_points):
+                x[j] += s
+        out.append(Series("speed", [LEVEL + v for v in x], cps))
+    return out
+
+
+def quality(series, found):
+    t = pooled(tally(series, found, TOL), ["speed"])
+    return f"recall {t.recall():.2f}, precision {fmt(t.precision())}"
+
+
+def time_one(binary, series, timeout):
+    """Seconds dbperf takes on one series, None past the timeout."""
+    t = time.time()
+    try:
+        dbperf_run(binary, [series], [], timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return time.time() - t
+
+
+def speed(binary, n_series, n_points, timeout, pelt_series):
+    series = make_speed(n_series, n_points)
+    print(f"{n_series} series of {n_points} points (white noise sd 2%, 3 steps of 5-20% each)\n")
+    t, estimate = time.time(), None
+    try:
+        found = dbperf_run(binary, series, [], timeout=timeout)
+        secs = time.time() - t
+        print(f"dbperf history detect --stdin: {secs:.2f} s wall ({quality(series, found)}); goal < 1 s: "
+              f"{'met' if secs < 1 else 'not met'}")
+    except subprocess.TimeoutExpired:
+        secs = None
+        print(f"dbperf history detect --stdin: did not finish in {timeout:g} s; goal < 1 s: not met")
+        estimate = time_one(binary, series[0], timeout)
+        if estimate is None:
+            print(f"  one series alone did not finish in {timeout:g} s either")
+        else:
+            estimate *= n_series
+            print(f"  one series alone: {estimate / n_series:.2f} s, so about {estimate:.0f} s for all {n_series}")
+    if pelt_series:
+        subset = series[:pelt_series]
         t = time.time()
-        found = dbperf_detect(a.dbperf, series, alpha, 3)
-        report(f"dbperf alpha {alpha}", series, found, time.time() - t)
-    for p in [0.05, 0.01, 0.001]:
-        t = time.time()
-        found = otava_detect(series, p)
-        report(f"Otava 0.8.0 max_pvalue {p}", series, found, time.time() - t)
-    sys.stdout.flush()
+        found = pelt_run(subset, fast=True)
+        p = (time.time() - t) * n_series / len(subset)
+        scaled = "" if len(subset) == n_series else f" (timed on {len(subset)} series, scaled)"
+        print(f"PELT l2 (ruptures KernelCPD linear, C), same data: {p:.2f} s{scaled} "
+              f"({quality(subset, found)})")
+        if secs:
+            print(f"dbperf / PELT time: {secs / p:.2f}")
+        elif estimate:
+            print(f"dbperf / PELT time: about {estimate / p:.1f} (from the estimate above)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dbperf", required=True, help="path of the dbperf binary to score")
+    ap.add_argument("--per-kind", type=int, default=30, help="series per kind (at least 30)")
+    ap.add_argument("--speed", action="store_true", help="time history detect on long series instead")
+    ap.add_argument("--series", type=int, default=100, help="--speed: series")
+    ap.add_argument("--points", type=int, default=10000, help="--speed: points per series")
+    ap.add_argument("--timeout", type=float, default=120, help="--speed: seconds before dbperf is stopped")
+    ap.add_argument("--pelt-series", type=int, default=100, help="--speed: series timed for PELT (0: none)")
+    a = ap.parse_args()
+    if a.speed:
+        speed(a.dbperf, a.series, a.points, a.timeout, a.pelt_series)
+    else:
+        if a.per_kind < 30:
+            sys.exit("--per-kind: at least 30 series per kind")
+        scorecard(a.dbperf, a.per_kind)
 
 
 if __name__ == "__main__":
