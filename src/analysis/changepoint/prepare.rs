@@ -1,6 +1,8 @@
 //! What the detector's tests read: the series on a scale of its own, single outliers clipped,
 //! and a series of local spread, computed once for the whole series.
 
+use super::segment::{local_jump_t, LOCAL_POINTS};
+
 /// Points either side of a point whose median it is compared with (a window of 5: a median of
 /// 5 follows a step at once and clips a lone point).
 const CLIP_HALF: usize = 2;
@@ -25,6 +27,10 @@ pub struct Prepared {
     /// |z[j+1] - z[j] - local median of those differences|: what the spread is tested on;
     /// entry j lies between points j and j + 1.
     pub spread: Vec<f64>,
+    /// Where the series jumps clearly between the lines fitted either side (|t| beyond
+    /// CLEAR_T, the largest of its neighbourhood), in order: candidates are tested between
+    /// these.
+    pub clear_steps: Vec<usize>,
 }
 
 impl Prepared {
@@ -51,13 +57,126 @@ impl Prepared {
         let z: Vec<f64> = scaled.iter().map(|v| (v - med) / scale).collect();
         let z = clip_outliers(&z);
         let spread = local_spread(&z);
+        let clear_steps = clear_steps(&z);
         Some(Prepared {
             scaled,
             back,
             scale,
             z,
             spread,
+            clear_steps,
         })
+    }
+
+    /// The clear step in [lo, hi] nearest `at` and within LOCAL_POINTS of it.
+    pub fn nearest_clear_step(&self, at: usize, lo: usize, hi: usize) -> Option<usize> {
+        self.clear_steps
+            .iter()
+            .filter(|c| (lo..=hi).contains(*c) && c.abs_diff(at) < LOCAL_POINTS)
+            .min_by_key(|c| c.abs_diff(at))
+            .copied()
+    }
+
+    /// The interval [l, r) within [a, b) around `at` bounded by the nearest clear steps at
+    /// least `margin` away from it.
+    pub fn between_clear_steps(
+        &self,
+        at: usize,
+        a: usize,
+        b: usize,
+        margin: usize,
+    ) -> (usize, usize) {
+        let l = self
+            .clear_steps
+            .iter()
+            .rev()
+            .find(|c| **c + margin <= at && **c > a)
+            .map_or(a, |c| *c);
+        let r = self
+            .clear_steps
+            .iter()
+            .find(|c| **c >= at + margin && **c < b)
+            .map_or(b, |c| *c);
+        (l, r)
+    }
+}
+
+/// A local jump's |t| beyond this is a clear step (p < 0.0001 where there is none).
+const CLEAR_T: f64 = 4.0;
+
+/// Local maxima of the local jump's |t| beyond CLEAR_T, at least LOCAL_POINTS apart (the
+/// larger kept), in order.
+fn clear_steps(z: &[f64]) -> Vec<usize> {
+    let quick = QuickJump::new(z);
+    let t: Vec<(usize, f64)> = (3..z.len().saturating_sub(2))
+        // The full test (its own long-run variance) only where the quick one says it may pass.
+        .filter(|k| quick.t(*k) > CLEAR_T / 2.0)
+        .map(|k| (k, local_jump_t(z, k).abs()))
+        .filter(|(_, t)| *t > CLEAR_T)
+        .collect();
+    let mut by_size = t;
+    by_size.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    let mut kept: Vec<usize> = Vec::new();
+    for (k, _) in by_size {
+        if kept.iter().all(|c| c.abs_diff(k) >= LOCAL_POINTS) {
+            kept.push(k);
+        }
+    }
+    kept.sort_unstable();
+    kept
+}
+
+/// The local jump's |t| in constant time, from prefix sums, over the short-term sd of the whole
+/// series (of neighbours' differences, over sqrt 2). That sd is at most the noise's, and its
+/// long-run sd larger still where the noise is positively autocorrelated, so this is above the
+/// full test's t but where the local noise is quieter than the series': a filter, not a test.
+struct QuickJump {
+    /// Prefix sums of z and of i·z.
+    sum: Vec<f64>,
+    isum: Vec<f64>,
+    sd: f64,
+}
+
+impl QuickJump {
+    fn new(z: &[f64]) -> QuickJump {
+        let (mut sum, mut isum) = (vec![0.0], vec![0.0]);
+        for (i, v) in z.iter().enumerate() {
+            sum.push(sum[i] + v);
+            isum.push(isum[i] + i as f64 * v);
+        }
+        let d: Vec<f64> = z.windows(2).map(|w| w[1] - w[0]).collect();
+        let centre = median(&d);
+        let dev: Vec<f64> = d.iter().map(|v| (v - centre).abs()).collect();
+        let sd = 1.4826 * median(&dev) / std::f64::consts::SQRT_2;
+        QuickJump { sum, isum, sd }
+    }
+
+    /// The value at `x` (a global position) of the line fitted to [u, u + w).
+    fn line_at(&self, u: usize, w: usize, x: f64) -> f64 {
+        let wf = w as f64;
+        let s1 = self.sum[u + w] - self.sum[u];
+        let sx = self.isum[u + w] - self.isum[u];
+        let ym = s1 / wf;
+        let xm = u as f64 + (wf - 1.0) / 2.0;
+        let sxx = wf * (wf * wf - 1.0) / 12.0;
+        let slope = (sx - xm * s1) / sxx;
+        ym + slope * (x - xm)
+    }
+
+    fn t(&self, k: usize) -> f64 {
+        let n = self.sum.len() - 1;
+        let w = k.min(n - k).min(LOCAL_POINTS);
+        if w < 3 {
+            return 0.0;
+        }
+        if self.sd <= 0.0 {
+            return f64::INFINITY;
+        }
+        let at = k as f64 - 0.5;
+        let jump = self.line_at(k, w, at) - self.line_at(k - w, w, at);
+        let wf = w as f64;
+        let end = 1.0 / wf + (wf / 2.0).powi(2) / (wf * (wf * wf - 1.0) / 12.0);
+        jump.abs() / (self.sd * (2.0 * end).sqrt())
     }
 }
 
@@ -79,12 +198,15 @@ pub fn median(v: &[f64]) -> f64 {
         return 0.0;
     }
     let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
     let n = s.len();
+    let (below, mid, _) = s.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let mid = *mid;
     if n % 2 == 1 {
-        s[n / 2]
+        mid
     } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
+        // The largest of the lower half is the other middle value.
+        let lower = below.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        0.5 * (lower + mid)
     }
 }
 

@@ -7,7 +7,7 @@ use super::prepare::Prepared;
 use super::ChangeKind;
 
 /// Points either side of a candidate that the local jump test fits its lines to, at most.
-const LOCAL_POINTS: usize = 20;
+pub const LOCAL_POINTS: usize = 20;
 /// The largest lag-one autocorrelation the long-run variance takes: 0.98 already multiplies
 /// the variance by 99, and at 1 it would be infinite.
 const PHI_MAX: f64 = 0.98;
@@ -17,9 +17,9 @@ const PHI_MAX: f64 = 0.98;
 const VAR_FLOOR: f64 = 1e-12;
 /// Fewest points in a segment worth testing: the noise's autocorrelation needs a few.
 const LEAST_POINTS: usize = 8;
-/// A further step inside a side is taken out of the noise when its local jump's t is beyond
-/// this (p < 0.003 where there is none).
-const CLEAR_T: f64 = 3.0;
+/// A clear step bounds the interval a candidate is tested on only when it is at least this
+/// far from it (else it is the candidate itself).
+const CLEAR_MARGIN: usize = 5;
 
 /// The best split of a segment: `at` points from its start, the p-value, and the kind.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,7 +35,7 @@ pub fn test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<Candida
     if m < (2 * min_size).max(LEAST_POINTS) {
         return None;
     }
-    let level = level_test(&p.z[a..b], min_size);
+    let level = level_test(p, a, b, min_size);
     // The spread entries between the segment's points; entry j is between points j and j + 1,
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
@@ -60,25 +60,39 @@ pub fn test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<Candida
 /// the step's t with a straight trend in the model (a trend is not a step), and the jump
 /// between straight lines fitted to the points either side (a smooth curve does not jump).
 /// A change must pass all three, so the test is as strict as the strictest.
-fn level_test(z: &[f64], min_size: usize) -> Option<(usize, f64)> {
-    let (k, c) = largest_cusum(z, min_size)?;
-    // The noise is measured around the two sides' means, and around any further step either
-    // side that the local test sees clearly: a second change left in the residuals would look
-    // like slow noise and hide both.
-    let mut cuts = vec![0, k, z.len()];
-    for (a, b) in [(0, k), (k, z.len())] {
-        if let Some((j, _)) = largest_cusum(&z[a..b], min_size) {
-            if local_jump_t(&z[a..b], j).abs() > CLEAR_T {
-                cuts.push(a + j);
-            }
-        }
-    }
-    cuts.sort_unstable();
-    let v = long_run_variance_cut(&around_lines(z, &cuts), &cuts);
-    let p_cusum = kolmogorov_sf(c / (z.len() as f64 * v).sqrt());
-    let p_trend = normal_two_sided(step_with_trend_t(z, k));
-    let p_jump = normal_two_sided(local_jump_t(z, k));
-    Some((k, p_cusum.max(p_trend).max(p_jump)))
+fn level_test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<(usize, f64)> {
+    let (k, _) = largest_cusum(&p.z[a..b], min_size)?;
+    // In a long segment with several changes the largest CUSUM can land points away from any
+    // of them, or between them: the clear steps inside are candidates too, and the surest
+    // candidate wins.
+    let (lo, hi) = (a + min_size, b - min_size);
+    let mut candidates = vec![p.nearest_clear_step(a + k, lo, hi).unwrap_or(a + k)];
+    candidates.extend(p.clear_steps.iter().filter(|c| (lo..=hi).contains(*c)));
+    let n = candidates.len() as f64;
+    candidates
+        .into_iter()
+        .filter_map(|c| {
+            // Each between the clear steps nearest either side (or the segment's ends):
+            // another change left in the residuals would look like slow noise and hide it.
+            let (l, r) = p.between_clear_steps(c, a, b, min_size.max(CLEAR_MARGIN));
+            let y = &p.z[l..r];
+            let j = c - l;
+            (j >= min_size && y.len() - j >= min_size).then(|| (c - a, level_p(y, j)))
+        })
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        // Bonferroni over the candidates: the surest of n is n times as likely by chance.
+        .map(|(at, q)| (at, (q * n).min(1.0)))
+}
+
+/// The p-value of a change of level at j in y: the largest of the three tests'.
+fn level_p(y: &[f64], j: usize) -> f64 {
+    let c: f64 = y[..j].iter().sum::<f64>() - j as f64 * mean(y);
+    let cuts = [0, j, y.len()];
+    let v = long_run_variance_cut(&around_lines(y, &cuts), &cuts);
+    let p_cusum = kolmogorov_sf(c.abs() / (y.len() as f64 * v).sqrt());
+    let p_trend = normal_two_sided(step_with_trend_t(y, j));
+    let p_jump = normal_two_sided(local_jump_t(y, j));
+    p_cusum.max(p_trend).max(p_jump)
 }
 
 /// The split k in [min_size, len - min_size] of the largest |CUSUM| of `y`, and its p-value:
@@ -92,7 +106,7 @@ fn cusum_test(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
 }
 
 /// The split k in [min_size, len - min_size] of the largest |S_k - k·mean| of `y`, and that.
-fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
+pub fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
     let m = y.len();
     if m < 2 * min_size.max(1) {
         return None;
@@ -202,7 +216,7 @@ fn step_with_trend_t(y: &[f64], k: usize) -> f64 {
 
 /// The jump at k between straight lines fitted to up to LOCAL_POINTS points either side, each
 /// taken to the boundary, over its standard error (the lines' residuals' long-run variance).
-fn local_jump_t(y: &[f64], k: usize) -> f64 {
+pub fn local_jump_t(y: &[f64], k: usize) -> f64 {
     let w = k.min(y.len() - k).min(LOCAL_POINTS);
     if w < 3 {
         return 0.0;
