@@ -111,7 +111,7 @@ fn clear_steps(z: &[f64]) -> Vec<usize> {
     let t: Vec<(usize, f64)> = (3..z.len().saturating_sub(2))
         // The full test (its own long-run variance) only where the quick one says it may pass.
         .filter(|k| quick.t(*k) > CLEAR_T / 2.0)
-        .map(|k| (k, local_jump_t(z, k).abs()))
+        .map(|k| (k, local_jump_t(z, k, LOCAL_POINTS).abs()))
         .filter(|(_, t)| *t > CLEAR_T)
         .collect();
     let mut by_size = t;

@@ -3,7 +3,7 @@
 //! of series that fools the others; a change of spread has a test of its own.
 
 use super::dist::{kolmogorov_sf, normal_two_sided};
-use super::prepare::Prepared;
+use super::prepare::{median, Prepared};
 use super::ChangeKind;
 
 /// Points either side of a candidate that the local jump test fits its lines to, at most.
@@ -91,7 +91,7 @@ fn level_p(y: &[f64], j: usize) -> f64 {
     let v = long_run_variance_cut(&around_lines(y, &cuts), &cuts);
     let p_cusum = kolmogorov_sf(c.abs() / (y.len() as f64 * v).sqrt());
     let p_trend = normal_two_sided(step_with_trend_t(y, j));
-    let p_jump = normal_two_sided(local_jump_t(y, j));
+    let p_jump = normal_two_sided(local_jump_t(y, j, LOCAL_POINTS));
     p_cusum.max(p_trend).max(p_jump)
 }
 
@@ -166,9 +166,38 @@ fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
         }
     }
     let raw = if den > 0.0 { num / den } else { 0.0 };
-    let phi = (raw + (1.0 + 3.0 * raw) / n as f64).clamp(0.0, PHI_MAX);
+    let mut phi = (raw + (1.0 + 3.0 * raw) / n as f64).clamp(0.0, PHI_MAX);
+    // A random walk's residuals about a level look less persistent than they are (φ about
+    // 0.85 in a hundred points, the variance ×12 where it should be unbounded), and some of
+    // its large moves then pass for steps. Its differences are uncorrelated, where level noise
+    // has differences correlated -(1 - φ)/2: φ = 1 + 2ρ of the differences, less two of its
+    // standard errors (4/√n), is a floor that lifts a walk and rarely an AR noise.
+    if let Some(floor) = phi_from_differences(e, cuts) {
+        phi = phi.max(floor.clamp(0.0, PHI_MAX));
+    }
     let var = e.iter().map(|v| v * v).sum::<f64>() / n.saturating_sub(2).max(1) as f64;
     (var * (1.0 + phi) / (1.0 - phi)).max(VAR_FLOOR)
+}
+
+/// 1 + 2ρ - 4/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at 3
+/// robust sds, so that a step's one large difference does not count), none crossing `cuts`.
+fn phi_from_differences(e: &[f64], cuts: &[usize]) -> Option<f64> {
+    let d: Vec<f64> = (1..e.len())
+        .filter(|i| !cuts.contains(i))
+        .map(|i| e[i] - e[i - 1])
+        .collect();
+    if d.len() < 4 {
+        return None;
+    }
+    let size: Vec<f64> = d.iter().map(|v| v.abs()).collect();
+    let limit = 3.0 * 1.4826 * median(&size);
+    let d: Vec<f64> = d.iter().map(|v| v.clamp(-limit, limit)).collect();
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 1..d.len() {
+        num += d[i] * d[i - 1];
+        den += d[i - 1] * d[i - 1];
+    }
+    (den > 0.0).then(|| 1.0 + 2.0 * num / den - 4.0 / (d.len() as f64).sqrt())
 }
 
 /// Least squares of `y` on a straight line: (mean, slope, centre of the x's, sum of squares
@@ -216,8 +245,8 @@ fn step_with_trend_t(y: &[f64], k: usize) -> f64 {
 
 /// The jump at k between straight lines fitted to up to LOCAL_POINTS points either side, each
 /// taken to the boundary, over its standard error (the lines' residuals' long-run variance).
-pub fn local_jump_t(y: &[f64], k: usize) -> f64 {
-    let w = k.min(y.len() - k).min(LOCAL_POINTS);
+pub fn local_jump_t(y: &[f64], k: usize, most: usize) -> f64 {
+    let w = k.min(y.len() - k).min(most);
     if w < 3 {
         return 0.0;
     }
