@@ -68,7 +68,7 @@ fi
 python3 - "$work/rep/report.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-n = called = 0
+n = called = unconfirmed = 0
 for t in j["tables"]:
     if t["kind"] != "relative":
         continue
@@ -82,7 +82,9 @@ for t in j["tables"]:
             if cell["mark"] in ("worse", "better"):
                 called += 1
                 print("A/A called:", t["id"], t["columns"][c]["key"], cell["note"])
-print(f"A/A: {called} of {n} cells with an interval called a difference ({100*(n-called)/max(n,1):.1f}% no difference)")
+            # ROUNDS=1: beyond a threshold within one run, which the report does not call.
+            unconfirmed += cell["mark"].startswith("unconfirmed")
+print(f"A/A: {called} of {n} cells with an interval called a difference ({100*(n-called)/max(n,1):.1f}% no difference), {unconfirmed} unconfirmed")
 tput = next(t for t in j["tables"] if t["id"] == "ibench-tput-rel")
 slow = next(r for r in tput["rows"] if r["label"] == "slow")
 for col, cell in zip(tput["columns"], slow["cells"]):

@@ -194,3 +194,115 @@ fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
     assert_eq!(note(&cell(&lat, "a", "p")), "the base");
     assert!(md.contains("latency comparisons with the base"), "{md}");
 }
+
+/// One round a side (docs/statistics.md, "One round a side"): the intervals rest on the seconds
+/// and operations of one run, which leave out run-to-run variation, so even a target twice as
+/// slow by construction is not called: it is unconfirmed, and nothing in any relative table is
+/// a call.
+#[test]
+fn one_round_a_side_is_unconfirmed_never_called() {
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = tmp.path().join("dbperf.toml");
+    std::fs::write(
+        &toml,
+        "[target.a]\nengine = \"null\"\nconfig = \"sleep-5ms\"\n\
+         [target.slow]\nengine = \"null\"\nconfig = \"sleep-10ms\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&[
+        "run",
+        "--config-file",
+        toml.to_str().unwrap(),
+        "--target",
+        "a",
+        "--target",
+        "slow",
+        "--steps",
+        "l.i0,l.i1",
+        "--rows-l-i0",
+        "2k",
+        // Three full seconds of l.i1 for the per-second series, as above.
+        "--rows-l-i1",
+        "33k",
+        "--no-calibration",
+        "--out",
+        out.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rep = tmp.path().join("rep");
+    let o = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "json,md",
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let mut unconfirmed = Vec::new();
+    for t in j["tables"].as_array().unwrap() {
+        if t["kind"] != "relative" {
+            continue;
+        }
+        for r in t["rows"].as_array().unwrap() {
+            for (c, cell) in r["cells"].as_array().unwrap().iter().enumerate() {
+                let key = t["columns"][c]["key"].as_str().unwrap_or_default();
+                let at = format!("{} {} {key}: {cell}", t["id"], r["label"]);
+                assert!(
+                    !matches!(cell["mark"].as_str(), Some("worse" | "better")),
+                    "called on one round: {at}"
+                );
+                if cell["mark"] == "unconfirmed_worse" {
+                    unconfirmed.push((t["id"].as_str().unwrap().to_string(), key.to_string()));
+                }
+            }
+        }
+    }
+    // Half the throughput and twice the median latency, beyond the threshold within the run.
+    for (id, key) in [
+        ("ibench-tput-rel", "l.i1"),
+        ("ibench-l-i1-lat-insert-rel", "p50"),
+    ] {
+        assert!(
+            unconfirmed.contains(&(id.to_string(), key.to_string())),
+            "{id} {key} not unconfirmed: {unconfirmed:?}"
+        );
+    }
+    let tput = j["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "ibench-tput-rel")
+        .unwrap();
+    let slow = tput["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "slow")
+        .unwrap();
+    let i = tput["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["key"] == "l.i1")
+        .unwrap();
+    let note = slow["cells"][i]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("unconfirmed, slower within this run: 95% interval")
+            && note.contains("× 1 round)")
+            && note.contains("--repeats 3"),
+        "{note}"
+    );
+    assert!(md.contains(" ▽?"), "{md}");
+    assert!(
+        md.contains("called a difference (0 faster, 0 slower); ")
+            && md.contains(" unconfirmed (0 faster, ")
+            && md.contains("rest on one round on a side"),
+        "{md}"
+    );
+}

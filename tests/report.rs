@@ -238,17 +238,18 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
         let r = cell(rel, FULL, step);
         close(&r["value"], round2(f / n));
         assert_eq!(r["text"], format!("{:.2}", round2(f / n)));
-        // A ratio past a threshold is called only when its 95% interval is past it too
-        // (docs/statistics.md); two SQLite configs' qr/qp can differ by noise alone.
+        // A ratio past a threshold is marked only when its 95% interval is past it too
+        // (docs/statistics.md); two SQLite configs' qr/qp can differ by noise alone. One round
+        // a side: the interval is of that run's seconds, so a mark is unconfirmed, not a call.
         let noise = r["note"]
             .as_str()
             .is_some_and(|n| n.starts_with("no difference within noise"));
         let want = if noise {
             ""
         } else if round2(f / n) <= 0.95 {
-            "worse"
+            "unconfirmed_worse"
         } else if round2(f / n) >= 1.05 {
-            "better"
+            "unconfirmed_better"
         } else {
             ""
         };
@@ -440,6 +441,26 @@ fn dom_row(dom: &str, id: &str, t: usize) -> Vec<String> {
         .map(|c| {
             let c = &c[c.find('>').unwrap() + 1..];
             c[..c.find("</td>").unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// The class of each cell of target `t`'s row in table `id` of a rendered page ("" for none).
+fn dom_row_classes(dom: &str, id: &str, t: usize) -> Vec<String> {
+    let start = dom
+        .find(&format!(r#"id="{id}""#))
+        .unwrap_or_else(|| panic!("{id}"));
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let row = &table[table.find(&format!(r#"<tr data-t="{t}""#)).unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    row.split("<td")
+        .skip(1)
+        .map(|c| {
+            let tag = &c[..c.find('>').unwrap()];
+            tag.split(r#"class=""#)
+                .nth(1)
+                .map(|x| x[..x.find('"').unwrap()].to_string())
+                .unwrap_or_default()
         })
         .collect()
 }
@@ -730,7 +751,11 @@ fn metric_columns_appear_when_step_files_carry_them() {
     let rel = table(&j, "ibench-l-i1-metrics-rel");
     let c = cell(rel, FULL, "cpupq");
     assert_eq!(c["value"].as_f64(), Some(1.25));
-    assert_eq!(c["mark"], "worse", "more CPU per operation is worse");
+    // One round a side has no interval for a figure per operation: unconfirmed, not called.
+    assert_eq!(
+        c["mark"], "unconfirmed_worse",
+        "more CPU per operation is worse"
+    );
     assert_eq!(cell(rel, FULL, "client_cpu_us_per_op")["text"], "1.00");
     // Steps without metrics have none of these columns.
     let keys = table(&j, "ibench-l-i2-metrics")["columns"]
@@ -833,13 +858,14 @@ fn sysbench_results_are_reported_per_group() {
     let point = table(&j, "sysbench-point-qps-rel");
     assert_eq!(point["base"], "pg16");
     assert_eq!(cell(point, "pg17", "point-query_range=100")["text"], "0.90");
+    // One round each and no series: beyond the threshold, unconfirmed.
     assert_eq!(
         cell(point, "pg17", "point-query_range=100")["mark"],
-        "worse"
+        "unconfirmed_worse"
     );
     assert_eq!(
         cell(point, "pg18", "point-query_range=100")["mark"],
-        "better"
+        "unconfirmed_better"
     );
     // scan is in "range" by its name (the result does not say); pg17 has no scan: a gap.
     let range = table(&j, "sysbench-range-qps");
@@ -866,7 +892,7 @@ fn sysbench_results_are_reported_per_group() {
     // Metrics per microbenchmark, relative with the 1/inf rules.
     let m = table(&j, "sysbench-m-update-index-range-100-rel");
     assert_eq!(cell(m, "pg18", "cpu_per_op")["text"], "1.20");
-    assert_eq!(cell(m, "pg18", "cpu_per_op")["mark"], "worse");
+    assert_eq!(cell(m, "pg18", "cpu_per_op")["mark"], "unconfirmed_worse");
     assert_eq!(cell(m, "pg18", "r_per_op")["text"], "1", "both 0");
     let cols: Vec<&str> = m["columns"]
         .as_array()
@@ -894,9 +920,12 @@ fn sysbench_results_are_reported_per_group() {
     assert!(r.console.is_empty(), "{:#?}", r.console);
     assert!(r.dom.contains(r#"data-ready="1""#));
     assert_eq!(r.dom.matches("<svg").count(), 4, "one bar chart per group");
-    // Relative to pg18 now: pg16's point-query is 1/1.2.
+    // Relative to pg18 now: pg16's point-query is 1/1.2, beyond the threshold but with no
+    // interval against this base: unconfirmed, never a call.
     let row = dom_row(&r.dom, "sysbench-point-qps-rel", 0);
     assert_eq!(row[0], "0.83");
+    let classes = dom_row_classes(&r.dom, "sysbench-point-qps-rel", 0);
+    assert_eq!(classes[0], "unconfirmed-worse", "{classes:?}");
     // The statistics follow the chosen base too.
     let st = dom_row(&r.dom, "sysbench-write-stats", 2);
     assert!(st.iter().all(|c| c == "1.00" || c == "0.00"), "{st:?}");

@@ -42,8 +42,11 @@ pub fn sanitize(s: &str) -> String {
 
 pub fn rel_legend(ctx: &Ctx) -> String {
     format!(
-        "Value / base value, 2 decimals; `1` when both are 0, `inf` when only the base is 0. Highlighted at <= {} and >= {}: yellow where that is worse (lower throughput, more cost per operation), blue where it is better.",
-        ctx.thresholds.low, ctx.thresholds.high
+        "Value / base value, 2 decimals; `1` when both are 0, `inf` when only the base is 0. Highlighted at <= {} and >= {} when the whole 95% interval is, over {} rounds or more on each side: yellow where that is worse (lower throughput, more cost per operation), blue where it is better. Pale and hatched with a ? (▽? △? in report.md): beyond the threshold but unconfirmed, with one round on a side or no interval, so run-to-run variation is not in it (`--repeats {}`).",
+        ctx.thresholds.low,
+        ctx.thresholds.high,
+        confidence::CONFIRM_ROUNDS,
+        welch::MIN_ROUNDS
     )
 }
 
@@ -271,8 +274,9 @@ fn partial_rounds(
 /// The rows of a relative table: each target's values against the base target's (row `base`),
 /// or the absolute row's cells as they are where a target has no values (a gap, a failure).
 /// A cell is called better or worse only when its 95% interval over the rounds (`rounds`,
-/// `[row][column][round]`) clears a threshold; with fewer than 3 rounds on the threshold alone,
-/// and its note says so. Returns the rows and what was called.
+/// `[row][column][round]`) clears a threshold; with fewer than 3 rounds there is no interval
+/// and a cell beyond the threshold is unconfirmed, as its note says. Returns the rows and what
+/// was called.
 pub fn relative_rows(
     abs: &Table,
     values: &[Option<Vec<Option<f64>>>],

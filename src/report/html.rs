@@ -162,6 +162,8 @@ fn class_of(t: &Table, c: &Cell) -> (&'static str, String) {
         Mark::SlaMissed => ("sla", String::new()),
         Mark::Worse => ("worse", String::new()),
         Mark::Better => ("better", String::new()),
+        Mark::UnconfirmedWorse => ("unconfirmed-worse", String::new()),
+        Mark::UnconfirmedBetter => ("unconfirmed-better", String::new()),
         Mark::Gap => ("gap", String::new()),
         Mark::Shade(n) => {
             // 21 grey levels from #fefefe, 5 steps of the channel per level.
@@ -272,6 +274,8 @@ fn table(o: &mut String, doc: &Doc, t: &Table) {
                     let m = match c.mark {
                         Mark::Worse => "worse",
                         Mark::Better => "better",
+                        Mark::UnconfirmedWorse => "unconfirmed-worse",
+                        Mark::UnconfirmedBetter => "unconfirmed-better",
                         _ => "",
                     };
                     let _ = write!(o, r#" data-m="{m}""#);

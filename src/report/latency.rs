@@ -209,8 +209,11 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
         });
     }
     t.legend = Some(format!(
-        "Latency percentile of the target / the base's (HDR histograms), 2 decimals: above 1 is slower. Highlighted only when the whole 95% interval is at or beyond {} (faster) or {} (slower); the interval is on hover and in the cell notes.",
-        ctx.thresholds.low, ctx.thresholds.high
+        "Latency percentile of the target / the base's (HDR histograms), 2 decimals: above 1 is slower. Highlighted only when the whole 95% interval is at or beyond {} (faster) or {} (slower), over {} rounds or more on each side; the interval is on hover and in the cell notes. Pale and hatched with a ? (▽? △? in report.md): beyond the threshold but unconfirmed, with one round on a side or no interval, so run-to-run variation is not in it (`--repeats {}`).",
+        ctx.thresholds.low,
+        ctx.thresholds.high,
+        confidence::CONFIRM_ROUNDS,
+        crate::analysis::welch::MIN_ROUNDS
     ));
     (t, tally)
 }
@@ -218,15 +221,20 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
 /// The lines under a latency table: the verdicts, and what the p-value means.
 pub fn sentence(tally: &Tally) -> String {
     let mut s = format!(
-        "Verdicts: {} of {} latency comparisons with the base called a difference ({} faster, {} slower: lower latency is faster). ",
+        "Verdicts: {} of {} latency comparisons with the base called a difference ({} faster, {} slower: lower latency is faster){}.",
         tally.faster + tally.slower,
         tally.compared,
         tally.faster,
-        tally.slower
+        tally.slower,
+        tally.unconfirmed_clause()
     );
+    if let Some(o) = tally.one_round_sentence() {
+        s.push_str(&o);
+    }
+    s.push(' ');
     if tally.no_interval > 0 {
         s.push_str(&format!(
-            "{} had no latency histogram to resample and are called on the threshold alone. ",
+            "{} had no latency histogram to resample: beyond a threshold they are unconfirmed, not called. ",
             tally.no_interval
         ));
     }
@@ -244,11 +252,24 @@ mod tests {
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    fn seconds(level: f64, n: usize, seed: u64) -> Vec<Vec<f64>> {
+    /// `rounds` rounds of `n` per-second p99s around `level`.
+    fn seconds(level: f64, n: usize, seed: u64, rounds: u64) -> Vec<Vec<f64>> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        vec![(0..n)
-            .map(|_| level * (0.9 + 0.2 * (rng.next_u64() % 1000) as f64 / 1000.0))
-            .collect()]
+        (0..rounds)
+            .map(|_| {
+                (0..n)
+                    .map(|_| level * (0.9 + 0.2 * (rng.next_u64() % 1000) as f64 / 1000.0))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A side of `rounds` rounds of 20,000 operations, each from its own seed.
+    fn side(body: f64, tail: f64, seed: u64, rounds: u64) -> Side {
+        let hs: Vec<_> = (0..rounds)
+            .map(|r| hist(20_000, body, tail, seed * 10 + r))
+            .collect();
+        Side::new(&hs).unwrap()
     }
 
     fn verdict(t: &Side, b: &Side, q: f64, secs: Seconds) -> (Mark, String) {
@@ -270,13 +291,13 @@ mod tests {
 
     #[test]
     fn a_p99_30_percent_higher_is_slower_and_the_same_distribution_is_not() {
-        let base = Side::new(&[hist(20_000, 100.0, 1000.0, 1)]).unwrap();
-        let slow = Side::new(&[hist(20_000, 130.0, 1300.0, 2)]).unwrap();
-        let same = Side::new(&[hist(20_000, 100.0, 1000.0, 3)]).unwrap();
+        let base = side(100.0, 1000.0, 1, 2);
+        let slow = side(130.0, 1300.0, 2, 2);
+        let same = side(100.0, 1000.0, 3, 2);
         let (bs, ss, os) = (
-            seconds(1.0, 60, 4),
-            seconds(1.3, 60, 5),
-            seconds(1.0, 60, 6),
+            seconds(1.0, 60, 4, 2),
+            seconds(1.3, 60, 5, 2),
+            seconds(1.0, 60, 6, 2),
         );
         let (m, note) = verdict(&slow, &base, 0.99, (&ss, &bs));
         assert_eq!(m, Mark::Worse, "{note}");
@@ -292,11 +313,28 @@ mod tests {
         assert!(p > 0.05, "{p}");
     }
 
+    /// One round a side: the interval is of that run's operations and seconds only, so the
+    /// same 30% is beyond the threshold within the run but not called.
+    #[test]
+    fn one_round_a_side_is_unconfirmed_not_slower() {
+        let base = side(100.0, 1000.0, 1, 1);
+        let slow = side(130.0, 1300.0, 2, 1);
+        let (bs, ss) = (seconds(1.0, 60, 4, 1), seconds(1.3, 60, 5, 1));
+        let (m, note) = verdict(&slow, &base, 0.99, (&ss, &bs));
+        assert_eq!(m, Mark::UnconfirmedWorse, "{note}");
+        assert!(
+            note.starts_with("unconfirmed, slower within this run: 95% interval")
+                && note.contains("× 1 round)")
+                && note.contains("--repeats 3"),
+            "{note}"
+        );
+    }
+
     #[test]
     fn a_slower_tail_with_the_same_median_shows_in_p99_only() {
-        let base = Side::new(&[hist(20_000, 100.0, 1000.0, 1)]).unwrap();
-        let tail = Side::new(&[hist(20_000, 100.0, 1400.0, 7)]).unwrap();
-        let (bs, ts) = (seconds(1.0, 60, 4), seconds(1.4, 60, 8));
+        let base = side(100.0, 1000.0, 1, 2);
+        let tail = side(100.0, 1400.0, 7, 2);
+        let (bs, ts) = (seconds(1.0, 60, 4, 2), seconds(1.4, 60, 8, 2));
         assert_eq!(verdict(&tail, &base, 0.5, (&ts, &bs)).0, Mark::None);
         assert_eq!(verdict(&tail, &base, 0.99, (&ts, &bs)).0, Mark::Worse);
     }

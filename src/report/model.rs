@@ -59,6 +59,11 @@ pub enum Mark {
     Worse,
     /// Relative tables: at or beyond the "better" threshold.
     Better,
+    /// Relative tables: beyond the "worse" threshold, but nothing measured how far another run
+    /// could land (one round on a side, or no interval): not a finding until repeats confirm it.
+    UnconfirmedWorse,
+    /// Relative tables: beyond the "better" threshold, unconfirmed as `UnconfirmedWorse`.
+    UnconfirmedBetter,
     /// Response-time buckets: grey level 0..=20 by percentage.
     Shade(u8),
     /// No value: the step is missing, failed, or the metric was not measured.
@@ -287,6 +292,8 @@ impl Mark {
             Mark::SlaMissed => "sla_missed".into(),
             Mark::Worse => "worse".into(),
             Mark::Better => "better".into(),
+            Mark::UnconfirmedWorse => "unconfirmed_worse".into(),
+            Mark::UnconfirmedBetter => "unconfirmed_better".into(),
             Mark::Shade(n) => format!("shade{n}"),
             Mark::Gap => "gap".into(),
         }

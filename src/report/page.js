@@ -1,8 +1,9 @@
 // Choosing the base recomputes every relative table and the statistics drawn from them, with
 // the same rules as dbperf: ratio rounded to 2 decimals, "1" when both are 0, "inf" when only
-// the base is 0, highlighted at or beyond the thresholds (against another base than the report's,
-// on the threshold alone: the confidence intervals are dbperf's, for the report's base). Unticking a target hides its rows and
-// lines. Nothing else runs: the page is complete without this script.
+// the base is 0, highlighted at or beyond the thresholds. Against another base than the report's
+// that is on the threshold alone (the confidence intervals are dbperf's, for the report's base),
+// so such a cell is marked unconfirmed, as dbperf marks a cell without an interval. Unticking a
+// target hides its rows and lines. Nothing else runs: the page is complete without this script.
 (function () {
   "use strict";
   var body = document.body;
@@ -33,7 +34,7 @@
         if (!c.hasAttribute("data-v")) continue;
         var b = bcells[i] && bcells[i].hasAttribute("data-v") ? num(bcells[i].getAttribute("data-v")) : null;
         var r = ratio(num(c.getAttribute("data-v")), b);
-        c.classList.remove("worse", "better", "gap");
+        c.classList.remove("worse", "better", "unconfirmed-worse", "unconfirmed-better", "gap");
         if (!r) {
           c.textContent = "\u2014";
           c.classList.add("gap");
@@ -51,8 +52,8 @@
         var d = parseInt(c.getAttribute("data-d"), 10);
         var lo = !r.one && r.r <= low;
         var hi = !r.one && r.r >= high;
-        if ((d > 0 && lo) || (d < 0 && hi)) c.classList.add("worse");
-        else if ((d > 0 && hi) || (d < 0 && lo)) c.classList.add("better");
+        if ((d > 0 && lo) || (d < 0 && hi)) c.classList.add("unconfirmed-worse");
+        else if ((d > 0 && hi) || (d < 0 && lo)) c.classList.add("unconfirmed-better");
       }
       rows[k].classList.toggle("base", rows[k] === baseRow);
     }
