@@ -170,8 +170,9 @@ fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
     // A random walk's residuals about a level look less persistent than they are (φ about
     // 0.85 in a hundred points, the variance ×12 where it should be unbounded), and some of
     // its large moves then pass for steps. Its differences are uncorrelated, where level noise
-    // has differences correlated -(1 - φ)/2: φ = 1 + 2ρ of the differences, less two of its
-    // standard errors (4/√n), is a floor that lifts a walk and rarely an AR noise.
+    // has differences correlated -(1 - φ)/2: φ = 1 + 2ρ of the differences, less one of its
+    // standard errors (2/√n), is a floor that lifts a walk and rarely an AR noise (less two, a
+    // walk still had an alarm in 7% of series; bench/changepoints).
     if let Some(floor) = phi_from_differences(e, cuts) {
         phi = phi.max(floor.clamp(0.0, PHI_MAX));
     }
@@ -179,7 +180,7 @@ fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
     (var * (1.0 + phi) / (1.0 - phi)).max(VAR_FLOOR)
 }
 
-/// 1 + 2ρ - 4/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at 3
+/// 1 + 2ρ - 2/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at 3
 /// robust sds, so that a step's one large difference does not count), none crossing `cuts`.
 fn phi_from_differences(e: &[f64], cuts: &[usize]) -> Option<f64> {
     let d: Vec<f64> = (1..e.len())
@@ -197,7 +198,7 @@ fn phi_from_differences(e: &[f64], cuts: &[usize]) -> Option<f64> {
         num += d[i] * d[i - 1];
         den += d[i - 1] * d[i - 1];
     }
-    (den > 0.0).then(|| 1.0 + 2.0 * num / den - 4.0 / (d.len() as f64).sqrt())
+    (den > 0.0).then(|| 1.0 + 2.0 * num / den - 2.0 / (d.len() as f64).sqrt())
 }
 
 /// Least squares of `y` on a straight line: (mean, slope, centre of the x's, sum of squares
