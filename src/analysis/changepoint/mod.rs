@@ -94,8 +94,9 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
     // Segments still to split, [start, end); each is tested on its own. Splitting stops
     // where no segment's best split reaches alpha, so the order does not change the result.
     let mut todo = vec![(0usize, x.len())];
+    let mut tester = segment::Tester::new(&p, min_size);
     while let Some((a, b)) = todo.pop() {
-        let Some(c) = segment::test(&p, a, b, min_size) else {
+        let Some(c) = tester.test(a, b) else {
             continue;
         };
         if c.p > opts.alpha {

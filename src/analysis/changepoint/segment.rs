@@ -3,7 +3,9 @@
 //! of series that fools the others; a change of spread has a test of its own.
 
 use super::dist::{kolmogorov_sf, normal_two_sided};
-use super::prepare::{median, Prepared};
+use std::collections::HashMap;
+
+use super::prepare::Prepared;
 use super::ChangeKind;
 
 /// Points either side of a candidate that the local jump test fits its lines to, at most.
@@ -29,13 +31,45 @@ pub struct Candidate {
     pub kind: ChangeKind,
 }
 
-/// The segment [a, b) of the prepared series, or None when it is too short to test.
-pub fn test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<Candidate> {
+/// The tests of one series' segments, remembering each candidate's level p-value by the
+/// interval it was tested on: binary segmentation tests most candidates again after every
+/// split elsewhere, on the same interval.
+pub struct Tester<'a> {
+    p: &'a Prepared,
+    min_size: usize,
+    known: HashMap<(usize, usize, usize), f64>,
+}
+
+impl<'a> Tester<'a> {
+    pub fn new(p: &'a Prepared, min_size: usize) -> Tester<'a> {
+        Tester {
+            p,
+            min_size,
+            known: HashMap::new(),
+        }
+    }
+
+    /// The segment [a, b), or None when it is too short to test.
+    pub fn test(&mut self, a: usize, b: usize) -> Option<Candidate> {
+        test(self, a, b)
+    }
+
+    fn level_p(&mut self, l: usize, r: usize, c: usize) -> f64 {
+        let p = self.p;
+        *self
+            .known
+            .entry((l, r, c))
+            .or_insert_with(|| level_p(&p.z[l..r], c - l))
+    }
+}
+
+fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
+    let (p, min_size) = (t.p, t.min_size);
     let m = b - a;
     if m < (2 * min_size).max(LEAST_POINTS) {
         return None;
     }
-    let level = level_test(p, a, b, min_size);
+    let level = level_test(t, a, b);
     // The spread entries between the segment's points; entry j is between points j and j + 1,
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
@@ -60,7 +94,8 @@ pub fn test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<Candida
 /// the step's t with a straight trend in the model (a trend is not a step), and the jump
 /// between straight lines fitted to the points either side (a smooth curve does not jump).
 /// A change must pass all three, so the test is as strict as the strictest.
-fn level_test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<(usize, f64)> {
+fn level_test(t: &mut Tester, a: usize, b: usize) -> Option<(usize, f64)> {
+    let (p, min_size) = (t.p, t.min_size);
     let (k, _) = largest_cusum(&p.z[a..b], min_size)?;
     // In a long segment with several changes the largest CUSUM can land points away from any
     // of them, or between them: the clear steps inside are candidates too, and the surest
@@ -68,6 +103,8 @@ fn level_test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<(usiz
     let (lo, hi) = (a + min_size, b - min_size);
     let mut candidates = vec![p.nearest_clear_step(a + k, lo, hi).unwrap_or(a + k)];
     candidates.extend(p.clear_steps.iter().filter(|c| (lo..=hi).contains(*c)));
+    candidates.sort_unstable();
+    candidates.dedup();
     let n = candidates.len() as f64;
     candidates
         .into_iter()
@@ -75,9 +112,7 @@ fn level_test(p: &Prepared, a: usize, b: usize, min_size: usize) -> Option<(usiz
             // Each between the clear steps nearest either side (or the segment's ends):
             // another change left in the residuals would look like slow noise and hide it.
             let (l, r) = p.between_clear_steps(c, a, b, min_size.max(CLEAR_MARGIN));
-            let y = &p.z[l..r];
-            let j = c - l;
-            (j >= min_size && y.len() - j >= min_size).then(|| (c - a, level_p(y, j)))
+            (c - l >= min_size && r - c >= min_size).then(|| (c - a, t.level_p(l, r, c)))
         })
         .min_by(|x, y| x.1.total_cmp(&y.1))
         // Bonferroni over the candidates: the surest of n is n times as likely by chance.
@@ -180,8 +215,8 @@ fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
     (var * (1.0 + phi) / (1.0 - phi)).max(VAR_FLOOR)
 }
 
-/// 1 + 2ρ - 2/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at 3
-/// robust sds, so that a step's one large difference does not count), none crossing `cuts`.
+/// 1 + 2ρ - 2/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at about 3
+/// sds, so that a step's one large difference does not count), none crossing `cuts`.
 fn phi_from_differences(e: &[f64], cuts: &[usize]) -> Option<f64> {
     let d: Vec<f64> = (1..e.len())
         .filter(|i| !cuts.contains(i))
@@ -190,8 +225,9 @@ fn phi_from_differences(e: &[f64], cuts: &[usize]) -> Option<f64> {
     if d.len() < 4 {
         return None;
     }
-    let size: Vec<f64> = d.iter().map(|v| v.abs()).collect();
-    let limit = 3.0 * 1.4826 * median(&size);
+    // 4 mean absolute differences, about 3.2 sds of normal differences: a mean rather than a
+    // median, since this runs for every candidate and a sort was most of the detector's time.
+    let limit = 4.0 * d.iter().map(|v| v.abs()).sum::<f64>() / d.len() as f64;
     let d: Vec<f64> = d.iter().map(|v| v.clamp(-limit, limit)).collect();
     let (mut num, mut den) = (0.0, 0.0);
     for i in 1..d.len() {
