@@ -23,8 +23,8 @@ pub enum HistoryCommand {
     /// (as `changes --format json`).
     Report(ReportArgs),
     /// Change points of series read from standard input, one series a line (numbers separated
-    /// by commas or spaces); prints the 0-based indices of each line's changes. For benches.
-    #[command(hide = true)]
+    /// by commas, spaces or tabs; at most 64 MiB in all); prints the 0-based indices of each
+    /// line's changes, comma-separated. For scripts and benchmarks.
     Detect(DetectArgs),
 }
 
@@ -52,6 +52,9 @@ pub enum Format {
     Json,
     Csv,
 }
+
+/// The largest --min-runs: far beyond any history, and small enough that no sum of it wraps.
+const MAX_MIN_RUNS: usize = 1_000_000;
 
 #[derive(Args, Debug, Clone)]
 pub struct DetectorArgs {
@@ -81,9 +84,9 @@ impl DetectorArgs {
                  from its tests' limiting laws, docs/history.md); leave the option out",
             );
         }
-        if self.min_runs < 2 {
+        if !(2..=MAX_MIN_RUNS).contains(&self.min_runs) {
             return bad_input(format!(
-                "--min-runs {}: at least 2 (a side needs a mean and a spread)",
+                "--min-runs {}: give 2 (a side needs a mean and a spread) to {MAX_MIN_RUNS}",
                 self.min_runs
             ));
         }
@@ -324,7 +327,7 @@ fn write_stdout(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-/// Series from standard input, bounded: a line longer than this is refused.
+/// Series from standard input, bounded: an input longer than this (all lines) is refused.
 const DETECT_MAX_BYTES: u64 = 64 << 20;
 
 fn detect(a: DetectArgs) -> anyhow::Result<i32> {

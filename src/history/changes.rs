@@ -29,9 +29,9 @@ pub struct Change {
     /// Means of the segments either side (up to the neighbouring changes).
     pub mean_before: f64,
     pub mean_after: f64,
-    /// mean_after / mean_before - 1; null when the mean before is 0.
+    /// mean_after / mean_before - 1; null when the mean before is 0 (or the ratio overflows).
     pub relative: Option<f64>,
-    /// The 95% interval of `relative`; null when the mean before is 0.
+    /// The 95% interval of `relative`; null where `relative` is, or when it is not finite.
     pub relative_low: Option<f64>,
     pub relative_high: Option<f64>,
     /// Short-term sd of the segments either side (docs/history.md).
@@ -54,8 +54,15 @@ pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
     for s in series {
         let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
         for cp in changepoint::detect(&values, opts) {
-            let rel = cp.relative();
-            if min_change > 0.0 && rel.is_some_and(|r| r.abs() < min_change) {
+            let rel = cp.relative;
+            // A change of spread is as large as the spread's change, not the level's.
+            let size = match cp.kind {
+                ChangeKind::Level => rel,
+                ChangeKind::Spread => {
+                    (cp.sd_before > 0.0).then(|| cp.sd_after / cp.sd_before - 1.0)
+                }
+            };
+            if min_change > 0.0 && size.is_some_and(|r| r.abs() < min_change) {
                 continue;
             }
             let (b, a) = (&s.points[cp.index - 1], &s.points[cp.index]);

@@ -231,7 +231,9 @@ impl History {
         let mut out: Vec<Series> = Vec::new();
         for r in rows {
             let t = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            let Ok(value) = t(5).parse::<f64>() else {
+            // Import stores finite values only; a database edited by hand, or a PostgreSQL one
+            // (which takes NaN), may hold others: they are left out like missing ones.
+            let Some(value) = t(5).parse::<f64>().ok().filter(|v| v.is_finite()) else {
                 continue;
             };
             let point = Point {

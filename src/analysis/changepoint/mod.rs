@@ -68,8 +68,11 @@ pub struct ChangePoint {
     /// Means of the segments either side, between this change and its neighbours.
     pub mean_before: f64,
     pub mean_after: f64,
-    /// The 95% interval of mean_after / mean_before - 1, from each segment's long-run
-    /// variance; None when the mean before is 0.
+    /// mean_after / mean_before - 1 (0.2 = 20% higher after), computed where nothing
+    /// overflows; None when the mean before is 0 or the ratio is not finite.
+    pub relative: Option<f64>,
+    /// Its 95% interval, from each segment's long-run variance; None where `relative` is, or
+    /// when the interval is not finite.
     pub relative_interval: Option<(f64, f64)>,
     /// The short-term sd of the segments either side: of the differences between neighbours,
     /// over sqrt 2 (robust, and blind to the level).
@@ -77,19 +80,19 @@ pub struct ChangePoint {
     pub sd_after: f64,
 }
 
-impl ChangePoint {
-    /// Relative change of the mean (0.2 = 20% higher after); None when the mean before is 0.
-    pub fn relative(&self) -> Option<f64> {
-        (self.mean_before != 0.0).then(|| self.mean_after / self.mean_before - 1.0)
-    }
-}
-
-/// Change points of `x` in index order. Non-finite values must be removed by the caller.
+/// Change points of `x` in index order. A series holding a value that is not finite has none:
+/// the caller leaves such values out (what a user gave as input is refused before this).
 pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
+    if x.iter().any(|v| !v.is_finite()) {
+        return Vec::new();
+    }
+    let min_size = opts.min_size.max(2);
+    if min_size.saturating_mul(2) > x.len() {
+        return Vec::new();
+    }
     let Some(p) = prepare::Prepared::new(x) else {
         return Vec::new();
     };
-    let min_size = opts.min_size.max(2);
     let mut found: Vec<(usize, f64, ChangeKind)> = Vec::new();
     // Segments still to split, [start, end); each is tested on its own. Splitting stops
     // where no segment's best split reaches alpha, so the order does not change the result.
@@ -122,6 +125,7 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
                 p_value,
                 mean_before: size.mean_before,
                 mean_after: size.mean_after,
+                relative: size.relative,
                 relative_interval: size.relative_interval,
                 sd_before: size.sd_before,
                 sd_after: size.sd_after,

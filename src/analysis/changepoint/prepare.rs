@@ -27,6 +27,9 @@ pub struct Prepared {
     /// |z[j+1] - z[j] - local median of those differences|: what the spread is tested on;
     /// entry j lies between points j and j + 1.
     pub spread: Vec<f64>,
+    /// The short-term sd of `z`: of its neighbours' differences (median absolute deviation),
+    /// over sqrt 2. Blind to level, trend and wander; 0 for a noiseless series.
+    pub short_sd: f64,
     /// Where the series jumps clearly between the lines fitted either side (|t| beyond
     /// CLEAR_T, the largest of its neighbourhood), in order: candidates are tested between
     /// these.
@@ -55,26 +58,36 @@ impl Prepared {
         // the range keeps z finite (at most 1e9) and the scale still moves with the input's.
         let scale = (1.4826 * mad).max(range * 1e-9);
         let z: Vec<f64> = scaled.iter().map(|v| (v - med) / scale).collect();
-        let z = clip_outliers(&z);
+        let short_sd = short_term_sd(&z);
+        let z = clip_outliers(&z, short_sd);
         let spread = local_spread(&z);
-        let clear_steps = clear_steps(&z);
+        let clear_steps = clear_steps(&z, short_sd);
         Some(Prepared {
             scaled,
             back,
             scale,
             z,
             spread,
+            short_sd,
             clear_steps,
         })
     }
 
+    /// The clear steps in [lo, hi] (sorted, so found by bisection: a history with thousands
+    /// of changes is tested thousands of times).
+    pub fn clear_steps_in(&self, lo: usize, hi: usize) -> &[usize] {
+        let from = self.clear_steps.partition_point(|c| *c < lo);
+        let to = self.clear_steps.partition_point(|c| *c <= hi);
+        &self.clear_steps[from..to.max(from)]
+    }
+
     /// The clear step in [lo, hi] nearest `at` and within LOCAL_POINTS of it.
     pub fn nearest_clear_step(&self, at: usize, lo: usize, hi: usize) -> Option<usize> {
-        self.clear_steps
-            .iter()
-            .filter(|c| (lo..=hi).contains(*c) && c.abs_diff(at) < LOCAL_POINTS)
-            .min_by_key(|c| c.abs_diff(at))
-            .copied()
+        let near = self.clear_steps_in(
+            lo.max(at.saturating_sub(LOCAL_POINTS - 1)),
+            hi.min(at + LOCAL_POINTS - 1),
+        );
+        near.iter().min_by_key(|c| c.abs_diff(at)).copied()
     }
 
     /// The interval [l, r) within [a, b) around `at` bounded by the nearest clear steps at
@@ -86,17 +99,18 @@ impl Prepared {
         b: usize,
         margin: usize,
     ) -> (usize, usize) {
-        let l = self
-            .clear_steps
-            .iter()
-            .rev()
-            .find(|c| **c + margin <= at && **c > a)
-            .map_or(a, |c| *c);
-        let r = self
-            .clear_steps
-            .iter()
-            .find(|c| **c >= at + margin && **c < b)
-            .map_or(b, |c| *c);
+        let l = match at.checked_sub(margin) {
+            Some(hi) if hi > a => self.clear_steps_in(a + 1, hi).last().copied().unwrap_or(a),
+            _ => a,
+        };
+        let r = if at + margin < b {
+            self.clear_steps_in(at + margin, b - 1)
+                .first()
+                .copied()
+                .unwrap_or(b)
+        } else {
+            b
+        };
         (l, r)
     }
 }
@@ -106,12 +120,12 @@ const CLEAR_T: f64 = 4.0;
 
 /// Local maxima of the local jump's |t| beyond CLEAR_T, at least LOCAL_POINTS apart (the
 /// larger kept), in order.
-fn clear_steps(z: &[f64]) -> Vec<usize> {
-    let quick = QuickJump::new(z);
+fn clear_steps(z: &[f64], short_sd: f64) -> Vec<usize> {
+    let quick = QuickJump::new(z, short_sd);
     let t: Vec<(usize, f64)> = (3..z.len().saturating_sub(2))
         // The full test (its own long-run variance) only where the quick one says it may pass.
         .filter(|k| quick.t(*k) > CLEAR_T / 2.0)
-        .map(|k| (k, local_jump_t(z, k, LOCAL_POINTS).abs()))
+        .map(|k| (k, local_jump_t(z, k, LOCAL_POINTS, short_sd).abs()))
         .filter(|(_, t)| *t > CLEAR_T)
         .collect();
     let mut by_size = t;
@@ -138,16 +152,12 @@ struct QuickJump {
 }
 
 impl QuickJump {
-    fn new(z: &[f64]) -> QuickJump {
+    fn new(z: &[f64], sd: f64) -> QuickJump {
         let (mut sum, mut isum) = (vec![0.0], vec![0.0]);
         for (i, v) in z.iter().enumerate() {
             sum.push(sum[i] + v);
             isum.push(isum[i] + i as f64 * v);
         }
-        let d: Vec<f64> = z.windows(2).map(|w| w[1] - w[0]).collect();
-        let centre = median(&d);
-        let dev: Vec<f64> = d.iter().map(|v| (v - centre).abs()).collect();
-        let sd = 1.4826 * median(&dev) / std::f64::consts::SQRT_2;
         QuickJump { sum, isum, sd }
     }
 
@@ -232,16 +242,18 @@ fn window(v: &[f64], i: usize, half: usize) -> &[f64] {
 }
 
 /// Each point clipped into its window's median ± CLIP_SDS robust sds of the points' distances
-/// from their windows' medians. A lone outlier is then no larger than the noise's tail, so it
-/// is never a change; a step moves the medians with it and is left alone.
-fn clip_outliers(z: &[f64]) -> Vec<f64> {
+/// from their windows' medians (the short-term sd where that is 0). A lone outlier is then
+/// no larger than the noise's tail, so it is never a change; a step moves the medians with it
+/// and is left alone. A noiseless series is not clipped: at its ends the windows are cut short
+/// and their medians lag a trend, which clipping to a zero sd turned into two steps.
+fn clip_outliers(z: &[f64], short_sd: f64) -> Vec<f64> {
     let centre: Vec<f64> = (0..z.len())
         .map(|i| median(window(z, i, CLIP_HALF)))
         .collect();
     let dist: Vec<f64> = z.iter().zip(&centre).map(|(v, c)| (v - c).abs()).collect();
     let mut sd = 1.4826 * median(&dist);
     if sd == 0.0 {
-        sd = dist.iter().sum::<f64>() / dist.len() as f64;
+        sd = short_sd;
     }
     if sd == 0.0 {
         return z.to_vec();
@@ -250,6 +262,13 @@ fn clip_outliers(z: &[f64]) -> Vec<f64> {
         .zip(&centre)
         .map(|(v, c)| v.clamp(c - CLIP_SDS * sd, c + CLIP_SDS * sd))
         .collect()
+}
+
+fn short_term_sd(z: &[f64]) -> f64 {
+    let d: Vec<f64> = z.windows(2).map(|w| w[1] - w[0]).collect();
+    let centre = median(&d);
+    let dev: Vec<f64> = d.iter().map(|v| (v - centre).abs()).collect();
+    1.4826 * median(&dev) / std::f64::consts::SQRT_2
 }
 
 fn local_spread(z: &[f64]) -> Vec<f64> {

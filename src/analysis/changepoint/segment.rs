@@ -59,14 +59,14 @@ impl<'a> Tester<'a> {
         *self
             .known
             .entry((l, r, c))
-            .or_insert_with(|| level_p(&p.z[l..r], c - l))
+            .or_insert_with(|| level_p(&p.z[l..r], c - l, p.short_sd))
     }
 }
 
 fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
     let (p, min_size) = (t.p, t.min_size);
     let m = b - a;
-    if m < (2 * min_size).max(LEAST_POINTS) {
+    if m < min_size.saturating_mul(2).max(LEAST_POINTS) {
         return None;
     }
     let level = level_test(t, a, b);
@@ -101,8 +101,9 @@ fn level_test(t: &mut Tester, a: usize, b: usize) -> Option<(usize, f64)> {
     // of them, or between them: the clear steps inside are candidates too, and the surest
     // candidate wins.
     let (lo, hi) = (a + min_size, b - min_size);
-    let mut candidates = vec![p.nearest_clear_step(a + k, lo, hi).unwrap_or(a + k)];
-    candidates.extend(p.clear_steps.iter().filter(|c| (lo..=hi).contains(*c)));
+    let mut candidates = vec![a + k];
+    candidates.extend(p.nearest_clear_step(a + k, lo, hi));
+    candidates.extend(p.clear_steps_in(lo, hi));
     candidates.sort_unstable();
     candidates.dedup();
     let n = candidates.len() as f64;
@@ -120,13 +121,13 @@ fn level_test(t: &mut Tester, a: usize, b: usize) -> Option<(usize, f64)> {
 }
 
 /// The p-value of a change of level at j in y: the largest of the three tests'.
-fn level_p(y: &[f64], j: usize) -> f64 {
+fn level_p(y: &[f64], j: usize, short_sd: f64) -> f64 {
     let c: f64 = y[..j].iter().sum::<f64>() - j as f64 * mean(y);
     let cuts = [0, j, y.len()];
     let v = long_run_variance_cut(&around_lines(y, &cuts), &cuts);
     let p_cusum = kolmogorov_sf(c.abs() / (y.len() as f64 * v).sqrt());
     let p_trend = normal_two_sided(step_with_trend_t(y, j));
-    let p_jump = normal_two_sided(local_jump_t(y, j, LOCAL_POINTS));
+    let p_jump = normal_two_sided(local_jump_t(y, j, LOCAL_POINTS, short_sd));
     p_cusum.max(p_trend).max(p_jump)
 }
 
@@ -143,7 +144,7 @@ fn cusum_test(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
 /// The split k in [min_size, len - min_size] of the largest |S_k - k·mean| of `y`, and that.
 pub fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
     let m = y.len();
-    if m < 2 * min_size.max(1) {
+    if m < min_size.max(1).saturating_mul(2) {
         return None;
     }
     let mean = y.iter().sum::<f64>() / m as f64;
@@ -280,9 +281,11 @@ fn step_with_trend_t(y: &[f64], k: usize) -> f64 {
     delta * rdd.sqrt() / v.sqrt()
 }
 
-/// The jump at k between straight lines fitted to up to LOCAL_POINTS points either side, each
-/// taken to the boundary, over its standard error (the lines' residuals' long-run variance).
-pub fn local_jump_t(y: &[f64], k: usize, most: usize) -> f64 {
+/// The jump at k between straight lines fitted to up to `most` points either side, each taken
+/// to the boundary, over its standard error: the lines' residuals' long-run variance, at least
+/// a quarter of the series' short-term variance (`short_sd`), since three points that happen
+/// to lie on a line (integer or periodic values) have none and gave a t of 1e5.
+pub fn local_jump_t(y: &[f64], k: usize, most: usize, short_sd: f64) -> f64 {
     let w = k.min(y.len() - k).min(most);
     if w < 3 {
         return 0.0;
@@ -296,7 +299,7 @@ pub fn local_jump_t(y: &[f64], k: usize, most: usize) -> f64 {
     let at_right = ry + rb * (-0.5 - rxm);
     let mut residuals = line_residuals(left);
     residuals.extend(line_residuals(right));
-    let v = long_run_variance(&residuals, w);
+    let v = long_run_variance(&residuals, w).max(0.25 * short_sd * short_sd);
     // Variance of a line's value half a point past its end, per unit of noise variance.
     let end = 1.0 / w as f64 + (w as f64 / 2.0).powi(2) / sxx;
     (at_right - at_left) / (2.0 * end * v).sqrt()

@@ -11,6 +11,7 @@ const Z95: f64 = 1.959_963_984_540_054;
 pub struct Size {
     pub mean_before: f64,
     pub mean_after: f64,
+    pub relative: Option<f64>,
     pub relative_interval: Option<(f64, f64)>,
     pub sd_before: f64,
     pub sd_after: f64,
@@ -33,14 +34,15 @@ pub fn between(p: &Prepared, before: Range<usize>, after: Range<usize>) -> Size 
     let (mb, vb, sb) = side(&before);
     let (ma, va, sa) = side(&after);
     // Both in the scaled series' units, where nothing overflows: the ratio is the same.
-    let relative_interval = (mb != 0.0).then(|| {
-        let r = ma / mb;
+    let ratio = Some(ma / mb).filter(|r| mb != 0.0 && r.is_finite());
+    let relative_interval = ratio.and_then(|r| {
         let half = Z95 * ((va + r * r * vb) / (mb * mb)).sqrt();
-        (r - half - 1.0, r + half - 1.0)
+        Some((r - half - 1.0, r + half - 1.0)).filter(|i| i.0.is_finite() && i.1.is_finite())
     });
     Size {
         mean_before: mb * p.back,
         mean_after: ma * p.back,
+        relative: ratio.map(|r| r - 1.0),
         relative_interval,
         sd_before: sb * p.back,
         sd_after: sa * p.back,
