@@ -59,7 +59,7 @@ const MAX_MIN_RUNS: usize = 1_000_000;
 #[derive(Args, Debug, Clone)]
 pub struct DetectorArgs {
     /// A change is reported when its p-value is at most this (docs/history.md, "Method").
-    #[arg(long, default_value_t = 0.01, value_name = "P")]
+    #[arg(long, default_value_t = 0.005, value_name = "P")]
     pub alpha: f64,
     /// No longer used: the detector's p-values come from its tests' limiting laws, not from
     /// permutations. Given, it is refused with a sentence rather than ignored.

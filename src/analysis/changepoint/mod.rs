@@ -31,7 +31,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            alpha: 0.01,
+            alpha: 0.005,
             min_size: 3,
         }
     }
