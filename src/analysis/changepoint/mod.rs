@@ -11,13 +11,15 @@
 //! draws: the same series always gives the same changes, and fast.
 
 mod dist;
+mod fit;
+mod kind;
 mod prepare;
 mod segment;
 mod size;
 #[cfg(test)]
 mod tests;
 
-use serde::Serialize;
+pub use kind::ChangeKind;
 
 /// How the detector decides.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,25 +35,6 @@ impl Default for Options {
         Options {
             alpha: 0.005,
             min_size: 3,
-        }
-    }
-}
-
-/// What changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChangeKind {
-    /// The series' level (its mean) moved.
-    Level,
-    /// The series' spread (its noise) grew or shrank.
-    Spread,
-}
-
-impl ChangeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Level => "level",
-            ChangeKind::Spread => "spread",
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What the detector's tests read: the series on a scale of its own, single outliers clipped,
 //! and a series of local spread, computed once for the whole series.
 
-use super::segment::{local_jump_t, LOCAL_POINTS};
+use super::fit::{local_jump_t, LOCAL_POINTS};
 
 /// Points either side of a point whose median it is compared with (a window of 5: a median of
 /// 5 follows a step at once and clips a lone point).

@@ -2,8 +2,8 @@
 
 use std::ops::Range;
 
+use super::fit::long_run_variance;
 use super::prepare::{median, Prepared};
-use super::segment::long_run_variance;
 
 /// The normal quantile of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
