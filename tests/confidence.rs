@@ -55,6 +55,22 @@ fn a_a_calls(j: &Value, a_a: &[&str]) -> (usize, usize, Vec<String>) {
     (compared, called, which)
 }
 
+/// `dbperf report` of `out` into `rep` as JSON and markdown: (report.json, report.md).
+fn report_of(out: &std::path::Path, rep: &std::path::Path) -> (Value, String) {
+    let o = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "json,md",
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let j =
+        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
+    (j, std::fs::read_to_string(rep.join("report.md")).unwrap())
+}
+
 #[test]
 fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
     let tmp = tempfile::tempdir().unwrap();
@@ -93,19 +109,7 @@ fn an_a_a_pair_is_not_called_and_a_target_twice_as_slow_is_called_slower() {
         "--no-progress",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rep = tmp.path().join("rep");
-    let o = run(&[
-        "report",
-        out.to_str().unwrap(),
-        "--format",
-        "json,md",
-        "--out",
-        rep.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let j: Value =
-        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
-    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let (j, md) = report_of(&out, &tmp.path().join("rep"));
     let table = |id: &str| {
         j["tables"]
             .as_array()
@@ -231,19 +235,7 @@ fn one_round_a_side_is_unconfirmed_never_called() {
         "--no-progress",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rep = tmp.path().join("rep");
-    let o = run(&[
-        "report",
-        out.to_str().unwrap(),
-        "--format",
-        "json,md",
-        "--out",
-        rep.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let j: Value =
-        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
-    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let (j, md) = report_of(&out, &tmp.path().join("rep"));
     let mut unconfirmed = Vec::new();
     for t in j["tables"].as_array().unwrap() {
         if t["kind"] != "relative" {

@@ -136,7 +136,7 @@ fn cusum_test(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
 }
 
 /// The split k in [min_size, len - min_size] of the largest |S_k - k·mean| of `y`, and that.
-pub fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
+fn largest_cusum(y: &[f64], min_size: usize) -> Option<(usize, f64)> {
     let m = y.len();
     if m < min_size.max(1).saturating_mul(2) {
         return None;
