@@ -176,7 +176,7 @@ fn list(cache: &Cache, engine: Option<Engine>) -> anyhow::Result<i32> {
         Some(e) => vec![e],
         None => fetch::engines().collect(),
     };
-    let builds = cache.builds();
+    let builds = cache.builds()?;
     out!("build cache: {}", cache.root.display());
     for e in &engines {
         let mine: Vec<_> = builds

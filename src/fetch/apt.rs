@@ -12,7 +12,10 @@
 
 use crate::engines::Engine;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
@@ -22,6 +25,7 @@ use super::{
     FetchRequest, Offer, PackageRecord, Progress, SourceRecord, BUILD_SCHEMA,
 };
 use crate::error::bad_input;
+use crate::safe_fs::tree::{Rel, Tree};
 use crate::safe_fs::{self, Also};
 
 /// A Debian release and the packages that make each engine's build there (empty: the release
@@ -256,7 +260,7 @@ impl Private {
         if let Some(s) = security.filter(|_| r.security) {
             list.push_str(&format!("deb {signed}{s} {release}-security main\n"));
         }
-        archive::write_atomic(&dir.join("sources.list"), list.as_bytes())?;
+        safe_fs::write_new(&dir.join("sources.list"), list.as_bytes())?;
         Ok(Private {
             dir,
             release,
@@ -510,7 +514,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     if let (true, Some(e)) = (matching.is_empty(), failed) {
         // A release's lists could not be had: the version may well be there. A build of it
         // already in the cache still serves; otherwise this is a failure, not bad input.
-        if let Some(b) = cache.find(req.engine, &req.want) {
+        if let Some(b) = cache.find(req.engine, &req.want)? {
             p.say(&format!(
                 "{} {} is already cached in {}",
                 req.engine,
@@ -535,7 +539,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     let mut last_err = None;
     for (r, v, debver) in matching.iter().take(3) {
         let key = format!("{v}{}", super::suffix(BuildSource::Debian, req.engine));
-        if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
+        if let Some(b) = cache.cached(req.engine, &key)? {
             if b.info.source.client != super::client_of(BuildSource::Debian) {
                 return crate::error::bad_input(format!(
                     "{} {v} is in the build cache already from another source ({}); remove it \
@@ -578,8 +582,9 @@ fn fetch_one(
 ) -> anyhow::Result<Build> {
     let private = Private::new(cache, r)?;
     let staging = cache.staging(&format!("{engine}-{key}"))?;
-    let debs = staging.dir.join("debs");
-    fs::create_dir_all(&debs)?;
+    let debs_dir = staging.dir.subdir("debs", Also::Nobody)?;
+    debs_dir.set_mode(0o755)?;
+    let debs = debs_dir.path().to_path_buf();
     let pkgs: Vec<String> = r
         .packages(debian_build(engine)?)
         .iter()
@@ -608,37 +613,35 @@ fn fetch_one(
     let mut c = private.apt_get()?;
     c.arg("download").args(&args).current_dir(&debs);
     output(c, &format!("apt-get download ({})", r.name))?;
-    let build = staging.dir.join("build");
-    fs::create_dir_all(&build)?;
+    let tree = &staging.build;
+    let build = tree.path().to_path_buf();
     let mut records = Vec::new();
     let mut manifest = String::new();
-    let mut files: Vec<PathBuf> = fs::read_dir(&debs)?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+    let mut names: Vec<String> = debs_dir
+        .names()?
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
+        .filter(|n| n.ends_with(".deb") && crate::untrusted::plain_name(n))
         .collect();
-    files.sort();
+    names.sort();
     let mut size = 0;
-    for f in &files {
-        let (sha, n) = archive::sha256_file(f)?;
-        size += n;
-        let name = f
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        manifest.push_str(&format!("{sha}  {name}\n"));
+    // Each package read by dbperf itself (not dpkg-deb, which as root keeps the archive's
+    // owners and setuid bits): one pass hashes it and unpacks its data beneath the build.
+    let mut u = archive::Unpacker::new(tree, archive::Absolute::FromRoot);
+    for name in &names {
+        let f = safe_fs::open_regular(&debs.join(name))?;
+        let d = u.deb(f, &format!("Debian package {name}"))?;
+        size += d.size;
+        manifest.push_str(&format!("{}  {name}\n", d.sha256));
         let mut pkg = name.split('_');
         records.push(PackageRecord {
             name: pkg.next().unwrap_or_default().to_string(),
             version: pkg.next().unwrap_or_default().replace("%3a", ":"),
-            sha256: sha,
-            size: n,
+            sha256: d.sha256,
+            size: d.size,
         });
-        let mut c = client("dpkg-deb", "dpkg")?;
-        c.arg("-x").arg(f).arg(&build);
-        output(c, &format!("dpkg-deb -x {name}"))?;
     }
+    u.finish()?;
     let t = triplet();
     let lib_dirs: Vec<String> = [format!("usr/lib/{t}"), format!("lib/{t}")]
         .into_iter()
@@ -659,7 +662,7 @@ fn fetch_one(
     let library_path = (!libs.is_empty() && !lib_dirs.is_empty()).then(|| lib_dirs.join(":"));
     let mut notes = Vec::new();
     if library_path.is_some() || loader.is_some() {
-        let n = wrap_programs(&build, r.name, loader.as_deref(), library_path.as_deref())?;
+        let n = wrap_programs(tree, r.name, loader.as_deref(), library_path.as_deref())?;
         notes.push(match &loader {
             Some(l) => format!(
                 "Debian {} is newer than this host's C library: its {n} programs run through \
@@ -720,7 +723,7 @@ fn fetch_one(
         library_path,
         notes,
     };
-    let b = cache.install(&build, key, &info)?;
+    let b = cache.install(&staging, &Rel::root(), key, &info)?;
     p.say(&format!(
         "{engine} {version} from Debian {} ({debver}): {}",
         r.name,
@@ -729,43 +732,51 @@ fn fetch_one(
     Ok(b)
 }
 
-fn is_elf(p: &Path) -> bool {
+fn is_elf(tree: &Tree, rel: &Rel) -> bool {
     let mut head = [0u8; 4];
-    fs::File::open(p)
+    tree.open_file(rel)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
         .is_ok()
         && head == *b"\x7fELF"
 }
 
+/// A program name a wrapper script may quote: nothing the shell would read as code.
+fn script_safe(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+}
+
 /// Replaces every ELF program in the build's bin directories with a wrapper that runs it with
 /// the build's libraries (and loader). Returns how many were wrapped.
 fn wrap_programs(
-    build: &Path,
+    tree: &Tree,
     release: &str,
     loader: Option<&str>,
     library_path: Option<&str>,
 ) -> anyhow::Result<usize> {
-    let mut dirs = vec![build.join("usr/bin"), build.join("usr/sbin")];
-    if let Ok(rd) = fs::read_dir(build.join("usr/lib/postgresql")) {
-        dirs.extend(rd.flatten().map(|e| e.path().join("bin")));
+    let rel = |s: &str| Rel::parse(Path::new(s)).expect("plain names");
+    let mut dirs = vec![rel("usr/bin"), rel("usr/sbin")];
+    let pg = rel("usr/lib/postgresql");
+    for v in tree.names(&pg).unwrap_or_default() {
+        dirs.extend(pg.join(&v).and_then(|d| d.join("bin")));
     }
     let mut n = 0;
     for d in dirs {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        let depth = d
-            .strip_prefix(build)
-            .map(|r| r.components().count())
-            .unwrap_or(0);
-        let up = "../".repeat(depth);
-        for e in rd.flatten() {
-            let path = e.path();
-            let meta = fs::symlink_metadata(&path)?;
-            if !meta.is_file() || !is_elf(&path) {
+        let Ok(names) = tree.names(&d) else { continue };
+        let up = "../".repeat(d.names().len());
+        for name in names {
+            let Some(name) = name.to_str().filter(|n| script_safe(n)) else {
+                continue;
+            };
+            let (Some(path), Some(real)) = (d.join(name), d.join(format!(".{name}.real"))) else {
+                continue;
+            };
+            if tree.kind(&path)? != Some(FileType::RegularFile) || !is_elf(tree, &path) {
                 continue;
             }
-            let name = e.file_name().to_string_lossy().to_string();
-            let real = d.join(format!(".{name}.real"));
-            fs::rename(&path, &real)?;
+            tree.rename(&path, &real)?;
             let lp: Vec<String> = library_path
                 .unwrap_or("")
                 .split(':')
@@ -786,9 +797,8 @@ fn wrap_programs(
                 "#!/bin/sh\n# Written by dbperf fetch: Debian {release}'s {name} with the build's own \
                  libraries (build.json says how).\nhere=$(dirname \"$(readlink -f \"$0\")\")\n{run}\n"
             );
-            fs::write(&path, script)?;
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+            tree.create_file(&path, 0o755)?
+                .write_all(script.as_bytes())?;
             n += 1;
         }
     }
@@ -808,23 +818,31 @@ mod tests {
 
     #[test]
     fn programs_are_wrapped_relative_to_the_build() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir_all(d.path().join("usr/sbin")).unwrap();
-        fs::write(d.path().join("usr/sbin/mariadbd"), b"\x7fELF....").unwrap();
-        fs::write(d.path().join("usr/sbin/script"), b"#!/bin/sh\n").unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let base = safe_fs::open_dir(t.path(), Also::Nobody).unwrap();
+        let tree = Tree::create(&base, "b").unwrap();
+        let d = tree.path();
+        fs::create_dir_all(d.join("usr/sbin")).unwrap();
+        fs::write(d.join("usr/sbin/mariadbd"), b"\x7fELF....").unwrap();
+        fs::write(d.join("usr/sbin/script"), b"#!/bin/sh\n").unwrap();
+        fs::write(d.join("usr/sbin/$(reboot)"), b"\x7fELF....").unwrap();
         let n = wrap_programs(
-            d.path(),
+            &tree,
             "trixie",
             Some("usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
             Some("usr/lib/x86_64-linux-gnu"),
         )
         .unwrap();
         assert_eq!(n, 1);
-        let w = fs::read_to_string(d.path().join("usr/sbin/mariadbd")).unwrap();
+        let w = fs::read_to_string(d.join("usr/sbin/mariadbd")).unwrap();
         assert!(
             w.contains("\"$here/../../usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\" --library-path \"$here/../../usr/lib/x86_64-linux-gnu\""),
             "{w}"
         );
-        assert!(d.path().join("usr/sbin/.mariadbd.real").is_file());
+        assert!(d.join("usr/sbin/.mariadbd.real").is_file());
+        assert!(
+            !d.join("usr/sbin/.$(reboot).real").exists(),
+            "not quoted in a script"
+        );
     }
 }

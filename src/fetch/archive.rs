@@ -1,28 +1,56 @@
-//! Downloads as files: their sha256, and tarballs unpacked in-process with every path checked to
-//! stay inside the build directory.
+//! Downloads unpacked into a build: tarballs (gzip, xz or none) and Debian packages, each read
+//! from one open file in one pass that also computes the file's sha256, so the bytes checked
+//! are the bytes unpacked. Every entry lands through a [`Tree`]: nothing is written through a
+//! link, owners are this user's, no setuid, setgid, sticky or group/other write bit survives,
+//! and devices, FIFOs and sparse files are refused. Links are made last, after every file, and
+//! only when each one, followed through every other link of the build, stays inside it.
+//!
+//! An archive that breaks these rules is bad input (one sentence, exit 2); one that ends early
+//! or fails its checksums is a failed fetch (exit 1), as a cut download is.
 
-use std::fs;
-use std::io::{Read, Write};
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
+use rustix::fs::FileType;
 use sha2::{Digest, Sha256};
+use tar::EntryType;
 
-/// sha256 (hex) and size of a file.
-pub fn sha256_file(p: &Path) -> anyhow::Result<(String, u64)> {
-    let mut f =
-        fs::File::open(p).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut size = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        h.update(&buf[..n]);
-    }
-    Ok((hex(&h.finalize()), size))
+use crate::error::BadInput;
+use crate::safe_fs::tree::{Rel, Tree};
+
+/// Bytes read from one archive file.
+pub const MAX_ARCHIVE: u64 = 16 << 30;
+/// Bytes written into one build, over all its archives.
+pub const MAX_UNPACKED: u64 = 16 << 30;
+/// Entries of one build, over all its archives.
+pub const MAX_ENTRIES: u64 = 500_000;
+/// A GNU long name or long link target (Linux's PATH_MAX).
+const MAX_LONG_NAME: u64 = 4096;
+/// A pax extended header.
+const MAX_PAX: u64 = 64 << 10;
+/// Decompressed bytes after a tarball's end-of-archive marker (tar pads to 10 KiB records).
+const MAX_TRAILER: u64 = 1 << 20;
+/// Memory the xz decoder may take for a block's dictionary: xz -9 needs 65 MiB.
+const XZ_MEMORY_KIB: u32 = 256 << 10;
+/// Links followed resolving one link (the kernel's own limit).
+const MAX_HOPS: usize = 40;
+
+/// sha256 (hex) and size of a file as it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigest {
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// sha256 (hex) and size of a file dbperf wrote itself (a download into its staging directory).
+pub fn sha256_file(f: File) -> anyhow::Result<FileDigest> {
+    let mut h = Hashing::new(f);
+    io::copy(&mut h, &mut io::sink()).map_err(|e| h.error(e, "a download"))?;
+    Ok(h.digest())
 }
 
 pub fn sha256_bytes(b: &[u8]) -> String {
@@ -33,259 +61,526 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A relative path of plain components only (no `..`, no root), or None.
-pub fn safe_relative(p: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::Normal(x) => out.push(x),
-            Component::CurDir => {}
-            _ => return None,
+/// A reader that hashes and counts what passes, refusing more than [`MAX_ARCHIVE`] bytes.
+struct Hashing<R> {
+    inner: R,
+    hash: Sha256,
+    size: u64,
+    over: bool,
+}
+
+impl<R: Read> Hashing<R> {
+    fn new(inner: R) -> Self {
+        Hashing {
+            inner,
+            hash: Sha256::new(),
+            size: 0,
+            over: false,
         }
     }
-    (!out.as_os_str().is_empty()).then_some(out)
-}
 
-/// Compression of a tarball, from its first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    Gzip,
-    Xz,
-    Plain,
-}
-
-pub fn sniff(p: &Path) -> anyhow::Result<Compression> {
-    let mut head = [0u8; 6];
-    let mut f = fs::File::open(p)?;
-    let n = f.read(&mut head)?;
-    Ok(if n >= 2 && head[..2] == [0x1f, 0x8b] {
-        Compression::Gzip
-    } else if n >= 6 && head == [0xfd, b'7', b'z', b'X', b'Z', 0] {
-        Compression::Xz
-    } else {
-        Compression::Plain
-    })
-}
-
-/// The paths of every entry (a whole pass over the archive).
-pub fn entry_names(tarball: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut ar = tar::Archive::new(reader(tarball)?);
-    for e in ar
-        .entries()
-        .map_err(|e| anyhow::anyhow!("{} is not a tarball: {e}", tarball.display()))?
-    {
-        let e = e.map_err(|e| anyhow::anyhow!("{} is damaged: {e}", tarball.display()))?;
-        out.push(e.path()?.into_owned());
-    }
-    Ok(out)
-}
-
-fn reader(tarball: &Path) -> anyhow::Result<Box<dyn Read>> {
-    let f = fs::File::open(tarball)?;
-    Ok(match sniff(tarball)? {
-        Compression::Gzip => Box::new(flate2::read::GzDecoder::new(f)),
-        Compression::Plain => Box::new(f),
-        Compression::Xz => {
-            // No in-process xz decoder; the system's xz streams it (Debian: xz-utils).
-            let child = std::process::Command::new("xz")
-                .args(["-dc"])
-                .arg(tarball)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .map_err(|e| {
-                    crate::error::BadInput(format!(
-                        "{} is xz-compressed and xz cannot run ({e}); apt-get install xz-utils",
-                        tarball.display()
-                    ))
-                })?;
-            Box::new(XzReader { child })
-        }
-    })
-}
-
-/// Unpacks the entries of `tarball` under `prefix` (a leading directory, "" for all) into `dest`,
-/// the prefix removed. Paths that would leave `dest` are refused; a truncated or corrupt archive
-/// is an error. Returns the number of entries written.
-pub fn unpack(tarball: &Path, prefix: &Path, dest: &Path) -> anyhow::Result<usize> {
-    let mut ar = tar::Archive::new(reader(tarball)?);
-    ar.set_preserve_permissions(true);
-    ar.set_overwrite(true);
-    let mut n = 0;
-    for entry in ar
-        .entries()
-        .map_err(|e| anyhow::anyhow!("{} is not a tarball: {e}", tarball.display()))?
-    {
-        let mut entry =
-            entry.map_err(|e| anyhow::anyhow!("{} is damaged: {e}", tarball.display()))?;
-        let path = entry.path()?.into_owned();
-        let Ok(rest) = path.strip_prefix(prefix) else {
-            continue;
-        };
-        let Some(rel) = safe_relative(rest) else {
-            if rest.as_os_str().is_empty() || rest == Path::new(".") {
-                continue;
-            }
-            anyhow::bail!(
-                "{} holds a path that leaves its directory: {}",
-                tarball.display(),
-                path.display()
-            );
-        };
-        if entry.header().entry_type().is_symlink() || entry.header().entry_type().is_hard_link() {
-            let target = entry.link_name()?.unwrap_or_default().into_owned();
-            let inside = rel
-                .parent()
-                .map(|d| d.join(&target))
-                .and_then(|j| normalise(&j));
-            if target.is_absolute() || inside.is_none() {
-                anyhow::bail!(
-                    "{} holds a link that leaves its directory: {} -> {}",
-                    tarball.display(),
-                    path.display(),
-                    target.display()
-                );
-            }
-        }
-        let out = dest.join(&rel);
-        if let Some(d) = out.parent() {
-            fs::create_dir_all(d)?;
-        }
-        if entry.header().entry_type().is_hard_link() {
-            let target = entry.link_name()?.unwrap_or_default().into_owned();
-            let src = target
-                .strip_prefix(prefix)
-                .ok()
-                .and_then(safe_relative)
-                .ok_or_else(|| anyhow::anyhow!("{}: bad hard link", tarball.display()))?;
-            let _ = fs::remove_file(&out);
-            fs::hard_link(dest.join(src), &out)?;
-        } else {
-            entry
-                .unpack(&out)
-                .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", tarball.display()))?;
-        }
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// `a/b/../c` -> `a/c`; None when it climbs above its start.
-fn normalise(p: &Path) -> Option<PathBuf> {
-    let mut out = Vec::new();
-    for c in p.components() {
-        match c {
-            Component::Normal(x) => out.push(x),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop()?;
-            }
-            _ => return None,
+    fn digest(self) -> FileDigest {
+        FileDigest {
+            sha256: hex(&self.hash.finalize()),
+            size: self.size,
         }
     }
-    Some(out.iter().collect())
-}
 
-/// The decompressor's output; its exit status is checked at the end, so a truncated .xz is an
-/// error rather than a short archive.
-struct XzReader {
-    child: std::process::Child,
-}
-
-impl Read for XzReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = match self.child.stdout.as_mut() {
-            Some(o) => o.read(buf)?,
-            None => 0,
-        };
-        if n == 0 {
-            let st = self.child.wait()?;
-            if !st.success() {
-                return Err(std::io::Error::other(
-                    "xz: the archive is truncated or corrupt",
-                ));
-            }
+    /// The error a failed read becomes: past the cap it is bad input, else the archive is
+    /// damaged (cut short, or failing its own checksums).
+    fn error(&self, e: io::Error, what: &str) -> anyhow::Error {
+        if self.over {
+            return BadInput(format!(
+                "{what} is larger than {}, more than a build may be",
+                crate::untrusted::size(MAX_ARCHIVE)
+            ))
+            .into();
         }
+        anyhow::anyhow!("{what} is damaged: {e}")
+    }
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.size += n as u64;
+        if self.size > MAX_ARCHIVE {
+            self.over = true;
+            return Err(io::Error::other("too large"));
+        }
+        self.hash.update(&buf[..n]);
         Ok(n)
     }
 }
 
-impl Drop for XzReader {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// How an absolute link target is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absolute {
+    /// Refused: an official tarball's links are relative.
+    Refuse,
+    /// From the build's root, as a Debian package's are (`/usr/lib/x` is the build's
+    /// `usr/lib/x`): made relative to the link's directory.
+    FromRoot,
+}
+
+/// Unpacks archives into one build and then makes their links.
+pub struct Unpacker<'t> {
+    tree: &'t Tree,
+    absolute: Absolute,
+    /// Regular files written, the only targets a hard link may have.
+    files: HashSet<Rel>,
+    /// Links to make at the end, each with its target made relative.
+    links: BTreeMap<Rel, PathBuf>,
+    written: u64,
+    entries: u64,
+    /// The archive being read, for messages.
+    what: String,
+}
+
+/// What the prefix of a tarball's entries is: `package/native` in an npm package.
+fn strip(path: &Path, prefix: &Rel) -> Option<PathBuf> {
+    let mut comps = path.components().filter(|c| *c != Component::CurDir);
+    for want in prefix.names() {
+        match comps.next() {
+            Some(Component::Normal(n)) if n == want => {}
+            _ => return None,
+        }
+    }
+    Some(comps.collect())
+}
+
+/// At most `cap` bytes of an entry's data (a long name, a pax header); more is bad input.
+fn read_small(r: &mut impl Read, cap: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    r.take(cap + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| anyhow::anyhow!("{what} is damaged: {e}"))?;
+    if out.len() as u64 > cap {
+        return Err(BadInput(format!(
+            "{what} has a header entry longer than {}",
+            crate::untrusted::size(cap)
+        ))
+        .into());
+    }
+    Ok(out)
+}
+
+/// A path's bytes as shown in a sentence.
+fn shown(p: &[u8]) -> String {
+    crate::untrusted::shown(&String::from_utf8_lossy(p))
+}
+
+/// Names a GNU long-name entry or a pax header gives the next entry.
+#[derive(Default)]
+struct Pending {
+    path: Option<Vec<u8>>,
+    link: Option<Vec<u8>>,
+}
+
+impl<'t> Unpacker<'t> {
+    pub fn new(tree: &'t Tree, absolute: Absolute) -> Self {
+        Unpacker {
+            tree,
+            absolute,
+            files: HashSet::new(),
+            links: BTreeMap::new(),
+            written: 0,
+            entries: 0,
+            what: String::new(),
+        }
+    }
+
+    pub fn tree(&self) -> &Tree {
+        self.tree
+    }
+
+    fn bad(&self, why: impl std::fmt::Display) -> anyhow::Error {
+        BadInput(format!("{} {why}", self.what)).into()
+    }
+
+    /// The tarball in `file` (gzip, xz or uncompressed, told by its first bytes): the entries
+    /// under `prefix`, the prefix removed. Returns the file's digest.
+    pub fn tarball(&mut self, file: File, prefix: &Rel, what: &str) -> anyhow::Result<FileDigest> {
+        self.what = what.to_string();
+        let mut h = Hashing::new(file);
+        let r = self.compressed(&mut h, prefix);
+        self.end(h, r)
+    }
+
+    /// The Debian package in `file`: its data.tar.{xz,gz} unpacked from the build's root.
+    pub fn deb(&mut self, file: File, what: &str) -> anyhow::Result<FileDigest> {
+        self.what = what.to_string();
+        let mut h = Hashing::new(file);
+        let r = self.deb_members(&mut h);
+        self.end(h, r)
+    }
+
+    /// The rest of the file read (so the digest is the whole file's), and a read error made
+    /// into the sentence it deserves.
+    fn end(&self, mut h: Hashing<File>, r: anyhow::Result<()>) -> anyhow::Result<FileDigest> {
+        if h.over {
+            return Err(h.error(io::Error::other("too large"), &self.what));
+        }
+        r?;
+        io::copy(&mut h, &mut io::sink()).map_err(|e| h.error(e, &self.what))?;
+        Ok(h.digest())
+    }
+
+    fn compressed(&mut self, r: &mut impl Read, prefix: &Rel) -> anyhow::Result<()> {
+        let mut r = BufReader::with_capacity(1 << 16, r);
+        let head = r
+            .fill_buf()
+            .map_err(|e| anyhow::anyhow!("{} cannot be read: {e}", self.what))?;
+        if head.starts_with(&[0x1f, 0x8b]) {
+            self.tar(flate2::bufread::GzDecoder::new(r), prefix)
+        } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            let xz = lzma_rust2::XzReader::new_mem_limit(r, true, XZ_MEMORY_KIB);
+            self.tar(xz, prefix)
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Err(self
+                .bad("is zstd-compressed, which dbperf does not unpack: give a .tar.gz or .tar.xz"))
+        } else {
+            self.tar(r, prefix)
+        }
+    }
+
+    /// An `ar` archive (a .deb): `!<arch>\n`, then members of a 60-byte header (name 16,
+    /// dates and ids 32, size 10 in decimal, "`\n") and their data, padded to an even length.
+    /// Read by hand: the `ar` crate allocates name tables of any size a header asks.
+    fn deb_members(&mut self, r: &mut impl Read) -> anyhow::Result<()> {
+        let mut magic = [0u8; 8];
+        r.read_exact(&mut magic)
+            .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+        if &magic != b"!<arch>\n" {
+            return Err(self.bad("is not a Debian package (no ar header)"));
+        }
+        let mut found = false;
+        loop {
+            let mut head = [0u8; 60];
+            match r.read(&mut head[..1]) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => anyhow::bail!("{} is damaged: {e}", self.what),
+            }
+            r.read_exact(&mut head[1..])
+                .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+            let size = std::str::from_utf8(&head[48..58])
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok());
+            let (Some(size), b"`\n") = (size, &head[58..60]) else {
+                return Err(self.bad("is not a Debian package (a damaged ar header)"));
+            };
+            let name = String::from_utf8_lossy(&head[..16])
+                .trim_end()
+                .trim_end_matches('/')
+                .to_string();
+            let mut member = r.by_ref().take(size);
+            if name.starts_with("data.tar") {
+                if found {
+                    return Err(self.bad("has two data members"));
+                }
+                found = true;
+                self.compressed(&mut member, &Rel::root())?;
+            }
+            io::copy(&mut member, &mut io::sink())
+                .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+            if member.limit() > 0 {
+                anyhow::bail!("{} is damaged: it ends inside a member", self.what);
+            }
+            if size % 2 == 1 {
+                let _ = r.read(&mut [0u8; 1]);
+            }
+        }
+        if !found {
+            return Err(self.bad("is not a Debian package (it has no data.tar member)"));
+        }
+        Ok(())
+    }
+
+    /// Every entry of a tar stream. Raw entries, with GNU long names and pax headers read here
+    /// under a cap (the tar crate reads them whole, whatever size their header says).
+    fn tar(&mut self, r: impl Read, prefix: &Rel) -> anyhow::Result<()> {
+        let mut ar = tar::Archive::new(r);
+        let mut pending = Pending::default();
+        let damaged = |e: io::Error, what: &str| anyhow::anyhow!("{what} is damaged: {e}");
+        let entries = ar.entries().map_err(|e| damaged(e, &self.what))?.raw(true);
+        for e in entries {
+            let mut e = e.map_err(|e| damaged(e, &self.what))?;
+            self.entries += 1;
+            if self.entries > MAX_ENTRIES {
+                return Err(self.bad(format!("has more than {MAX_ENTRIES} entries")));
+            }
+            let kind = e.header().entry_type();
+            match kind {
+                EntryType::GNULongName => {
+                    pending.path = Some(self.long_name(&mut e)?);
+                    continue;
+                }
+                EntryType::GNULongLink => {
+                    pending.link = Some(self.long_name(&mut e)?);
+                    continue;
+                }
+                EntryType::XHeader => {
+                    let data = read_small(&mut e, MAX_PAX, &self.what)?;
+                    for x in tar::PaxExtensions::new(&data).flatten() {
+                        match x.key_bytes() {
+                            b"path" => pending.path = Some(x.value_bytes().to_vec()),
+                            b"linkpath" => pending.link = Some(x.value_bytes().to_vec()),
+                            _ => {}
+                        }
+                    }
+                    continue;
+                }
+                EntryType::XGlobalHeader => continue,
+                _ => {}
+            }
+            let path = pending
+                .path
+                .take()
+                .unwrap_or_else(|| e.path_bytes().into_owned());
+            let link = pending
+                .link
+                .take()
+                .or_else(|| e.link_name_bytes().map(|l| l.into_owned()));
+            self.entry(&mut e, kind, &path, link, prefix)?;
+        }
+        // The stream read to its end (gzip's and xz's own checks run there), within reason.
+        let mut rest = ar.into_inner().take(MAX_TRAILER + 1);
+        let n = io::copy(&mut rest, &mut io::sink()).map_err(|e| damaged(e, &self.what))?;
+        if n > MAX_TRAILER {
+            return Err(self.bad("goes on past its end-of-archive marker"));
+        }
+        Ok(())
+    }
+
+    /// A GNU long name's bytes, its trailing NULs removed.
+    fn long_name(&self, e: &mut impl Read) -> anyhow::Result<Vec<u8>> {
+        let mut v = read_small(e, MAX_LONG_NAME, &self.what)?;
+        while v.last() == Some(&0) {
+            v.pop();
+        }
+        Ok(v)
+    }
+
+    fn entry(
+        &mut self,
+        e: &mut tar::Entry<impl Read>,
+        kind: EntryType,
+        path: &[u8],
+        link: Option<Vec<u8>>,
+        prefix: &Rel,
+    ) -> anyhow::Result<()> {
+        let full = Path::new(std::ffi::OsStr::from_bytes(path));
+        let Some(rest) = strip(full, prefix) else {
+            return Ok(());
+        };
+        let Some(rel) = Rel::parse(&rest) else {
+            return Err(self.bad(format!(
+                "holds a path that leaves its directory: {}",
+                shown(path)
+            )));
+        };
+        if rel.is_root() {
+            return Ok(());
+        }
+        if self.links.contains_key(&rel) {
+            return Err(self.bad(format!("holds two entries named {}", shown(path))));
+        }
+        let mode = e.header().mode().unwrap_or(0o644);
+        let io_err = |e: io::Error| self.bad(format!("cannot be unpacked at {}: {e}", shown(path)));
+        match kind {
+            EntryType::Regular | EntryType::Continuous => {
+                let mut f = self.tree.create_file(&rel, mode).map_err(io_err)?;
+                self.copy(e, &mut f)?;
+                self.files.insert(rel);
+            }
+            EntryType::Directory => self.tree.make_dir(&rel, mode).map_err(io_err)?,
+            EntryType::Symlink => {
+                let target = link.unwrap_or_default();
+                self.link(rel, PathBuf::from(OsString::from_vec(target)))?;
+            }
+            EntryType::Link => {
+                let target = link.unwrap_or_default();
+                let to = strip(Path::new(std::ffi::OsStr::from_bytes(&target)), prefix)
+                    .and_then(|t| Rel::parse(&t))
+                    .filter(|t| self.files.contains(t));
+                let Some(to) = to else {
+                    return Err(self.bad(format!(
+                        "holds a hard link to something that is not one of its files: {} -> {}",
+                        shown(path),
+                        shown(&target)
+                    )));
+                };
+                self.tree.hard_link(&to, &rel).map_err(io_err)?;
+                self.files.insert(rel);
+            }
+            EntryType::GNUSparse => {
+                return Err(self.bad(format!(
+                    "holds a sparse file, which dbperf does not unpack: {}",
+                    shown(path)
+                )))
+            }
+            EntryType::Char | EntryType::Block | EntryType::Fifo => {
+                return Err(self.bad(format!(
+                    "holds a device or FIFO, which no build needs: {}",
+                    shown(path)
+                )))
+            }
+            _ => {
+                return Err(self.bad(format!(
+                    "holds an entry of a kind dbperf does not unpack ({:?}): {}",
+                    kind,
+                    shown(path)
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// An entry's data into `f`, within what the build may hold.
+    fn copy(&mut self, e: &mut impl Read, f: &mut File) -> anyhow::Result<()> {
+        let room = MAX_UNPACKED - self.written;
+        let mut w = io::BufWriter::with_capacity(1 << 16, f);
+        let n = io::copy(&mut e.take(room + 1), &mut w)
+            .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+        w.flush()?;
+        if n > room {
+            return Err(self.bad(format!(
+                "unpacks to more than {}, more than a build may be",
+                crate::untrusted::size(MAX_UNPACKED)
+            )));
+        }
+        self.written += n;
+        Ok(())
+    }
+
+    /// A link to make at the end: `at` -> `target`. An absolute target is refused or read from
+    /// the build's root (see [`Absolute`]).
+    pub fn link(&mut self, at: Rel, target: PathBuf) -> anyhow::Result<()> {
+        let leaves = || {
+            BadInput(format!(
+                "{} holds a link that leaves its directory: {} -> {}",
+                self.what,
+                at,
+                crate::untrusted::shown(&target.to_string_lossy())
+            ))
+        };
+        if target.as_os_str().is_empty() || target.as_os_str().as_bytes().contains(&0) {
+            return Err(leaves().into());
+        }
+        let target = match (target.is_absolute(), self.absolute) {
+            (false, _) => target,
+            (true, Absolute::Refuse) => return Err(leaves().into()),
+            (true, Absolute::FromRoot) => {
+                let depth = at.names().len().saturating_sub(1);
+                let mut t = PathBuf::from("../".repeat(depth));
+                t.extend(target.components().skip(1));
+                if t.as_os_str().is_empty() {
+                    t.push(".");
+                }
+                t
+            }
+        };
+        if self.links.insert(at.clone(), target).is_some() || self.files.contains(&at) {
+            return Err(BadInput(format!("{} holds two entries named {at}", self.what)).into());
+        }
+        Ok(())
+    }
+
+    /// Checks every link, then makes them all. Returns how many entries were unpacked.
+    pub fn finish(self) -> anyhow::Result<u64> {
+        for (at, target) in &self.links {
+            if !stays_inside(at, target, &self.links) {
+                return Err(BadInput(format!(
+                    "{} holds a link that leaves its directory: {at} -> {}",
+                    self.what,
+                    crate::untrusted::shown(&target.to_string_lossy())
+                ))
+                .into());
+            }
+        }
+        for (at, target) in &self.links {
+            let taken = || BadInput(format!("{} holds two entries named {at}", self.what));
+            match self.tree.kind(at) {
+                Ok(None) => {}
+                Ok(Some(_)) | Err(_) => return Err(taken().into()),
+            }
+            self.tree.symlink(at, target).map_err(|_| taken())?;
+        }
+        Ok(self.entries)
     }
 }
 
-/// Writes `text` to `p` through a temporary file and a rename.
-pub fn write_atomic(p: &Path, text: &[u8]) -> anyhow::Result<()> {
-    let tmp = p.with_extension("tmp");
-    let mut f = fs::File::create(&tmp)?;
-    f.write_all(text)?;
-    f.sync_all()?;
-    fs::rename(&tmp, p)?;
-    Ok(())
+/// Where following `target` from the directory `from` leads, going through the build's links
+/// as the kernel would; None when it climbs above the build's root or goes through more than
+/// [`MAX_HOPS`] links.
+fn resolve(
+    links: &BTreeMap<Rel, PathBuf>,
+    from: Vec<OsString>,
+    target: &Path,
+    hops: &mut usize,
+) -> Option<Vec<OsString>> {
+    let mut cur = from;
+    for c in target.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                cur.pop()?;
+            }
+            Component::Normal(n) => {
+                cur.push(n.to_os_string());
+                let here = Rel::parse(&cur.iter().collect::<PathBuf>())?;
+                if let Some(next) = links.get(&here) {
+                    *hops += 1;
+                    if *hops > MAX_HOPS {
+                        return None;
+                    }
+                    cur.pop();
+                    cur = resolve(links, cur, next, hops)?;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(cur)
+}
+
+/// Whether the link `at` -> `target` leads inside the build, through any of its links.
+fn stays_inside(at: &Rel, target: &Path, links: &BTreeMap<Rel, PathBuf>) -> bool {
+    let mut hops = 0;
+    let parent = at.parent().unwrap_or_default();
+    resolve(links, Vec::new(), &parent.to_path(), &mut hops)
+        .and_then(|dir| resolve(links, dir, target, &mut hops))
+        .is_some()
+}
+
+/// The one directory a build's files are under (`mysql-8.0.36-linux-glibc2.28-x86_64/`), to be
+/// the build itself; None when the root holds anything else.
+pub fn top_dir(tree: &Tree) -> anyhow::Result<Option<Rel>> {
+    let names = tree.names(&Rel::root())?;
+    let [only] = names.as_slice() else {
+        return Ok(None);
+    };
+    let rel = Rel::root().join(only);
+    Ok(rel.filter(|r| matches!(tree.kind(r), Ok(Some(FileType::Directory)))))
+}
+
+/// A small file of the build (pg-symlinks.json), at most `cap` bytes, as text.
+pub fn read_small_file(tree: &Tree, rel: &Rel, cap: u64) -> anyhow::Result<Option<String>> {
+    match tree.kind(rel)? {
+        None => return Ok(None),
+        Some(FileType::RegularFile) => {}
+        Some(_) => {
+            return Err(BadInput(format!("{rel} in the build is not a regular file")).into())
+        }
+    }
+    let f = tree.open_file(rel)?;
+    let bytes = crate::safe_fs::read_file_capped(f, cap)
+        .map_err(|_| BadInput(format!("{rel} in the build is larger than {cap} bytes")))?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| BadInput(format!("{rel} in the build is not text")).into())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tarball(dir: &Path, entries: &[(&str, &[u8])], link: Option<(&str, &str)>) -> PathBuf {
-        let p = dir.join("t.tar.gz");
-        let f = fs::File::create(&p).unwrap();
-        let gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
-        let mut b = tar::Builder::new(gz);
-        for (name, data) in entries {
-            let mut h = tar::Header::new_gnu();
-            h.set_size(data.len() as u64);
-            h.set_mode(0o755);
-            h.set_cksum();
-            b.append_data(&mut h, name, *data).unwrap();
-        }
-        if let Some((name, target)) = link {
-            let mut h = tar::Header::new_gnu();
-            h.set_entry_type(tar::EntryType::Symlink);
-            h.set_size(0);
-            b.append_link(&mut h, name, target).unwrap();
-        }
-        b.into_inner().unwrap().finish().unwrap();
-        p
-    }
-
-    #[test]
-    fn unpacks_under_a_prefix_and_refuses_escapes() {
-        let d = tempfile::tempdir().unwrap();
-        let t = tarball(
-            d.path(),
-            &[("pkg/native/bin/postgres", b"x"), ("pkg/README", b"r")],
-            Some(("pkg/native/lib/libx.so", "libx.so.1")),
-        );
-        let out = d.path().join("out");
-        assert_eq!(unpack(&t, Path::new("pkg/native"), &out).unwrap(), 2);
-        assert!(out.join("bin/postgres").is_file() && !out.join("README").exists());
-        assert!(fs::symlink_metadata(out.join("lib/libx.so"))
-            .unwrap()
-            .is_symlink());
-
-        let bad = tempfile::tempdir().unwrap();
-        let t = tarball(bad.path(), &[("a", b"x")], Some(("b", "../../etc/passwd")));
-        let e = unpack(&t, Path::new(""), &bad.path().join("o")).unwrap_err();
-        assert!(e.to_string().contains("leaves its directory"), "{e}");
-    }
-
-    #[test]
-    fn truncated_archives_are_errors() {
-        let d = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
-        let t = tarball(d.path(), &[("a", &big)], None);
-        let bytes = fs::read(&t).unwrap();
-        fs::write(&t, &bytes[..bytes.len() / 2]).unwrap();
-        assert!(unpack(&t, Path::new(""), &d.path().join("o")).is_err());
-        assert_eq!(
-            sha256_bytes(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-}
+mod tests;

@@ -3,13 +3,15 @@
 //! archives). A URL is downloaded with the user's curl (its proxy settings apply); the layout is
 //! recognised as `--target ENGINE@PATH` would (src/server/layout.rs).
 
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::path::PathBuf;
 
 use super::{
     archive, client, now_rfc3339, Build, BuildInfo, Cache, FetchRequest, Progress, SourceRecord,
-    BUILD_SCHEMA,
+    Staging, BUILD_SCHEMA,
 };
 use crate::error::bad_input;
+use crate::safe_fs::tree::Rel;
 use crate::server::{layout, Kind};
 
 fn is_url(s: &str) -> bool {
@@ -41,59 +43,59 @@ pub fn fetch(
         ));
     };
     let key = req.want.version.to_string();
-    let dest = cache.dir(req.engine, &key);
-    if dest.exists() {
+    if cache.cached(req.engine, &key)?.is_some() {
         return bad_input(format!(
             "{} {key} is in the build cache already ({}); remove it first with `dbperf fetch --remove {} {key}`",
             req.engine,
-            dest.display(),
+            cache.dir(req.engine, &key).display(),
             req.engine
         ));
     }
     let local = (!is_url(from)).then(|| PathBuf::from(from));
-    if let Some(f) = &local {
-        if !f.is_file() {
+    // The user's file is opened once, here, and everything after reads that open file: it is
+    // hashed and unpacked in one pass, so a file swapped in its directory meanwhile changes
+    // nothing. A FIFO, a device or a directory is refused.
+    let opened = match &local {
+        Some(f) if std::fs::metadata(f).is_err() => {
             return bad_input(format!(
                 "--from {from}: no such file (or give an http:// or https:// URL)"
-            ));
+            ))
         }
-    }
-    let staging = cache.staging(&format!("{}-{key}", req.engine))?;
-    let file = match &local {
-        Some(f) => f.clone(),
-        None => {
-            let name = from
-                .rsplit('/')
-                .next()
-                .filter(|n| !n.is_empty() && archive::safe_relative(Path::new(n)).is_some())
-                .unwrap_or("download");
-            let out = staging.dir.join(name);
-            p.say(&format!("curl {from} ..."));
-            let mut c = client("curl", "curl")?;
-            // --fail: an HTTP error is an error, not a saved error page; curl itself refuses a
-            // body shorter than its Content-Length.
-            c.args(["--fail", "--silent", "--show-error", "--location"])
-                .args(["--proto", "=http,https", "--output"])
-                .arg(&out)
-                .arg(from);
-            super::output(c, &format!("curl {from}"))?;
-            out
+        Some(f) => {
+            let limit = crate::untrusted::Limit {
+                max: archive::MAX_ARCHIVE,
+                what: "a build archive",
+                links: crate::untrusted::Links::Follow,
+            };
+            Some(
+                crate::untrusted::open(f, limit)
+                    .map_err(|e| crate::error::BadInput(format!("--from {from}: {e:#}")))?,
+            )
         }
+        None => None,
     };
-    let (sha256, size) = archive::sha256_file(&file)?;
+    let staging = cache.staging(&format!("{}-{key}", req.engine))?;
+    let file = match opened {
+        Some((f, _)) => f,
+        None => download(from, &staging, p)?,
+    };
+    let shown = crate::untrusted::shown(from);
+    let mut u = archive::Unpacker::new(&staging.build, archive::Absolute::Refuse);
+    let digest = u.tarball(file, &Rel::root(), &format!("--from {shown}"))?;
     if let Some(want) = &expected {
-        if *want != sha256 {
+        if *want != digest.sha256 {
             anyhow::bail!(
-                "{from} has sha256 {sha256}, not the {want} given with --sha256; nothing was cached"
+                "{from} has sha256 {}, not the {want} given with --sha256; nothing was cached",
+                digest.sha256
             );
         }
     }
-    let build = staging.dir.join("build");
-    let top = top_dir(&file)?;
-    let n = archive::unpack(&file, top.as_deref().unwrap_or(Path::new("")), &build)?;
-    if n == 0 {
-        anyhow::bail!("{from} holds no files");
+    if u.finish()? == 0 {
+        return bad_input(format!("{from} holds no files"));
     }
+    let tree = &staging.build;
+    let top = archive::top_dir(tree)?.unwrap_or_default();
+    let build = tree.path().join(top.to_path());
     let l = layout::find(kind, Some(&build), false).map_err(|e| {
         // The sentence names the temporary directory; the user knows it as the tarball's top.
         let why = e
@@ -116,10 +118,7 @@ pub fn fetch(
         })
         .unwrap_or_else(|_| ".".into());
     super::check_runs(&l.server, &key)?;
-    let file_name = file
-        .file_name()
-        .map(|f| f.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let file_name = from.rsplit('/').next().unwrap_or_default();
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
         engine: req.engine.name().into(),
@@ -139,15 +138,15 @@ pub fn fetch(
             }),
             packages: Vec::new(),
         },
-        sha256,
-        size,
+        sha256: digest.sha256,
+        size: digest.size,
         fetched_at: now_rfc3339(),
         basedir,
         loader: None,
         library_path: None,
         notes: Vec::new(),
     };
-    let b = cache.install(&build, &key, &info)?;
+    let b = cache.install(&staging, &top, &key, &info)?;
     p.say(&format!(
         "{} {key} from {from}: {}",
         req.engine,
@@ -156,51 +155,30 @@ pub fn fetch(
     Ok(b)
 }
 
-/// The one directory every entry of the tarball is under (`mysql-8.0.36-linux-glibc2.28-x86_64/`),
-/// to be left out when unpacking; None when the files are at the top.
-fn top_dir(tarball: &Path) -> anyhow::Result<Option<PathBuf>> {
-    let names: Vec<PathBuf> = archive::entry_names(tarball)?
-        .iter()
-        .filter_map(|n| archive::safe_relative(n))
-        .collect();
-    let first = |n: &PathBuf| n.components().next().map(|c| PathBuf::from(c.as_os_str()));
-    let Some(top) = names.first().and_then(first) else {
-        return Ok(None);
-    };
-    let shared = names.iter().all(|n| first(n).as_ref() == Some(&top));
-    let deeper = names.iter().any(|n| n.components().count() > 1);
-    Ok((shared && deeper).then_some(top))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_single_top_directory_is_stripped() {
-        let d = tempfile::tempdir().unwrap();
-        let make = |name: &str, files: &[&str]| {
-            let p = d.path().join(name);
-            let gz = flate2::write::GzEncoder::new(
-                std::fs::File::create(&p).unwrap(),
-                flate2::Compression::fast(),
-            );
-            let mut b = tar::Builder::new(gz);
-            for f in files {
-                let mut h = tar::Header::new_gnu();
-                h.set_size(1);
-                h.set_cksum();
-                b.append_data(&mut h, f, &b"x"[..]).unwrap();
-            }
-            b.into_inner().unwrap().finish().unwrap();
-            p
-        };
-        let t = make(
-            "a.tgz",
-            &["mysql-8.0.36/bin/mysqld", "mysql-8.0.36/share/x"],
-        );
-        assert_eq!(top_dir(&t).unwrap(), Some(PathBuf::from("mysql-8.0.36")));
-        let t = make("b.tgz", &["bin/mysqld", "share/x"]);
-        assert_eq!(top_dir(&t).unwrap(), None);
-    }
+/// Downloads `from` with the user's curl into the staging directory, and opens what it wrote.
+/// Deadlines that also fire on a trickle: 30 s to connect, and the transfer stops when it stays
+/// below 1 KiB/s for a minute.
+fn download(from: &str, staging: &Staging, p: &mut dyn Progress) -> anyhow::Result<File> {
+    let name = "download";
+    let out = staging.path().join(name);
+    p.say(&format!("curl {from} ..."));
+    let mut c = client("curl", "curl")?;
+    // --fail: an HTTP error is an error, not a saved error page; curl itself refuses a body
+    // shorter than its Content-Length.
+    c.args(["--fail", "--silent", "--show-error", "--location"])
+        .args(["--proto", "=http,https", "--proto-redir", "=http,https"])
+        .args([
+            "--connect-timeout",
+            "30",
+            "--speed-limit",
+            "1024",
+            "--speed-time",
+            "60",
+        ])
+        .args(["--max-filesize", &archive::MAX_ARCHIVE.to_string()])
+        .arg("--output")
+        .arg(&out)
+        .arg(from);
+    super::output(c, &format!("curl {from}"))?;
+    Ok(crate::safe_fs::open_regular(&out)?)
 }

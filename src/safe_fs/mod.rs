@@ -29,6 +29,12 @@ use rustix::io::Errno;
 
 use crate::error::BadInput;
 
+pub mod tree;
+
+/// Deeper than any tree dbperf removes (a server's data directory, a build): a deeper one is
+/// left as it is.
+const MAX_REMOVE_DEPTH: usize = 64;
+
 /// Links followed while resolving one path: the kernel's own limit (ELOOP).
 const MAX_LINKS: usize = 40;
 
@@ -98,6 +104,41 @@ impl Dir {
         std::os::unix::fs::fchown(&self.file, Some(uid), Some(gid))
     }
 
+    /// The names in this directory, sorted (`.` and `..` left out).
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let mut out = Vec::new();
+        for e in rustix::fs::Dir::read_from(&self.file)? {
+            let n = e?.file_name().to_bytes().to_vec();
+            if n != b"." && n != b".." {
+                out.push(OsString::from_vec(n));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes `name` in this directory: a directory with all it holds, anything else (a link
+    /// included) as itself, never following a link. Nothing there: Ok.
+    pub fn remove(&self, name: &std::ffi::OsStr) -> io::Result<()> {
+        remove_at(&self.file, name, 0)
+    }
+
+    /// Moves `name` here to `to_name` in `to` (a link is moved as itself), unless something of
+    /// that name is there already: then false, and nothing moved.
+    pub fn move_to(&self, name: &str, to: &Dir, to_name: &str) -> io::Result<bool> {
+        let flags = rustix::fs::RenameFlags::NOREPLACE;
+        match rustix::fs::renameat_with(&self.file, name, &to.file, to_name, flags) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Renames `from` to `to` in this directory (a link is renamed as itself).
+    pub fn rename(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+        Ok(rustix::fs::renameat(&self.file, from, &self.file, to)?)
+    }
+
     /// Whether `name` exists in this directory (a link counts, and is not followed).
     pub fn has(&self, name: &str) -> bool {
         rustix::fs::statat(&self.file, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
@@ -158,6 +199,44 @@ impl Dir {
         }
         Ok(())
     }
+}
+
+/// Removes `name` in `dir`: a directory with all it holds, anything else (a link included) as
+/// itself. Names are taken as the bytes they are (a name need not be UTF-8).
+pub fn remove_at<Fd: std::os::fd::AsFd>(
+    dir: Fd,
+    name: &std::ffi::OsStr,
+    depth: usize,
+) -> io::Result<()> {
+    let sub = match rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(sub) => sub,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(Errno::LOOP | Errno::NOTDIR) => {
+            return Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if depth >= MAX_REMOVE_DEPTH {
+        return Err(io::Error::other(format!(
+            "more than {MAX_REMOVE_DEPTH} directories deep"
+        )));
+    }
+    let mut names: Vec<OsString> = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&sub)? {
+        let n = entry?.file_name().to_bytes().to_vec();
+        if n != b"." && n != b".." {
+            names.push(OsString::from_vec(n));
+        }
+    }
+    for n in names {
+        remove_at(&sub, &n, depth + 1)?;
+    }
+    Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
 }
 
 /// The name of `uid` for messages, or its number.
