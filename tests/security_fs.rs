@@ -27,11 +27,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use dbperf::server::identity::Identity;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// dbperf with a server registry of this test's own.
 fn run_in(state: &Path, args: &[&str]) -> Output {
     dbperf()
@@ -46,30 +41,6 @@ fn assert_bad_input(o: &Output, says: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(says), "expected {says:?}: {}", text(o));
     assert!(!err.contains("panicked"), "{}", text(o));
-}
-
-/// A second local user to stand for an attacker (created once when absent); None when the
-/// tests do not run as root.
-fn attacker() -> Option<(u32, u32)> {
-    if !is_root() {
-        eprintln!("note: not root, so no second user to act as another user; skipped");
-        return None;
-    }
-    const NAME: &str = "dbperf-attacker";
-    if dbperf::server::process::lookup_user(NAME).is_none() {
-        // Tests running side by side may both try: the second useradd fails, the user is there.
-        let _ = std::process::Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                NAME,
-            ])
-            .output();
-    }
-    let u = dbperf::server::process::lookup_user(NAME).expect("useradd made the user");
-    Some((u.uid, u.gid))
 }
 
 /// A directory of the test's own that a planted link leads to, with a mode to watch.

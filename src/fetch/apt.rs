@@ -1,5 +1,5 @@
 //! MariaDB (with MyRocks) and PostgreSQL from Debian packages of bullseye, bookworm and
-//! trixie, and Oracle MySQL from sid (unstable, the only release that packages it), through `apt-get download` and `dpkg-deb -x` with a private apt configuration: its own
+//! trixie, and Oracle MySQL from sid (unstable, the only release that packages it), through `apt-get download` with a private apt configuration, unpacked by src/fetch/archive.rs: its own
 //! sources list, lists and cache under the build cache (`.apt/<release>/`). The system's apt
 //! configuration is never written, no root is needed, and the mirror is the one the system's
 //! own sources name (its apt.conf proxies apply too).

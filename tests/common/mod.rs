@@ -229,3 +229,32 @@ pub fn mysql_9() -> bool {
     eprintln!("skipping: MySQL 9 could not be fetched: {}", text(&o));
     false
 }
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A second local user to stand for an attacker (created once when absent); None when the
+/// tests do not run as root.
+pub fn attacker() -> Option<(u32, u32)> {
+    if !is_root() {
+        eprintln!("note: not root, so no second user to act as another user; skipped");
+        return None;
+    }
+    const NAME: &str = "dbperf-attacker";
+    if dbperf::server::process::lookup_user(NAME).is_none() {
+        // Tests running side by side may both try: the second useradd fails, the user is there.
+        let _ = std::process::Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                NAME,
+            ])
+            .output();
+    }
+    let u = dbperf::server::process::lookup_user(NAME).expect("useradd made the user");
+    Some((u.uid, u.gid))
+}
