@@ -68,10 +68,45 @@ pub fn open(path: &Path, limit: Limit) -> anyhow::Result<(File, u64)> {
         ))
         .into());
     }
+    if kernel_interface(&f) {
+        return Err(BadInput(format!(
+            "{} is a kernel interface (/proc, /sys or alike), not {}",
+            path.display(),
+            limit.what
+        ))
+        .into());
+    }
     if meta.len() > limit.max {
         return Err(too_large(path, limit).into());
     }
     Ok((f, meta.len()))
+}
+
+/// Whether the open file lives on one of the kernel's own filesystems (procfs, sysfs, debugfs,
+/// tracefs, securityfs, cgroup, configfs, efivarfs, bpf, pstore), whose "regular files" are
+/// the kernel's state: /proc/self/environ holds root's secrets, and no result or config of
+/// dbperf's is ever there. Told by the filesystem's magic number, so a link or a bind mount
+/// does not hide it.
+fn kernel_interface(f: &File) -> bool {
+    const MAGICS: [i64; 10] = [
+        0x9fa0,     // proc
+        0x62656572, // sysfs
+        0x64626720, // debugfs
+        0x74726163, // tracefs
+        0x73636673, // securityfs
+        0x27e0eb,   // cgroup
+        0x63677270, // cgroup2
+        0x62656570, // configfs
+        0xde5e81e4, // efivarfs
+        0xcafe4a11, // bpf
+    ];
+    const PSTORE: i64 = 0x6165676c;
+    rustix::fs::fstatfs(f).is_ok_and(|st| {
+        // f_type is a C long on most Linux targets and an unsigned int on some (s390x).
+        #[allow(clippy::unnecessary_cast)]
+        let t = st.f_type as i64;
+        MAGICS.contains(&t) || t == PSTORE
+    })
 }
 
 /// The whole file, at most `limit.max` bytes (see `open`).
@@ -182,6 +217,21 @@ mod tests {
         assert!(sentence(read(&big, LIMIT).unwrap_err()).contains("larger than 16 bytes"));
         let s = sentence(read(Path::new("/dev/zero"), LIMIT).unwrap_err());
         assert!(s.contains("is a device"), "{s}");
+        let follow = Limit {
+            links: Links::Follow,
+            max: 1 << 20,
+            ..LIMIT
+        };
+        for k in [
+            "/proc/self/environ",
+            "/proc/self/status",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+        ] {
+            if Path::new(k).exists() {
+                let s = sentence(read(Path::new(k), follow).unwrap_err());
+                assert!(s.contains("kernel interface"), "{s}");
+            }
+        }
         let s = sentence(read(d.path(), LIMIT).unwrap_err());
         assert!(s.contains("is a directory"), "{s}");
         let fifo = d.path().join("fifo");

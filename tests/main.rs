@@ -27,6 +27,7 @@ mod report;
 mod security_fetch;
 mod security_files;
 mod security_fs;
+mod security_history;
 mod security_servers;
 mod servers;
 mod stalls;

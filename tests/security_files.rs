@@ -429,6 +429,73 @@ fn a_config_file_that_is_not_a_config_is_refused_without_quoting_it() {
     assert!(!err.contains(secret), "{err}");
 }
 
+/// `file = "/proc/self/environ"` once passed the config reader (procfs files count as regular,
+/// and its one line of NUL-separated NAME=value pairs looked like a setting): root's
+/// environment landed in run.json and the reports.
+#[test]
+fn a_kernel_file_or_a_control_character_is_no_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let secret = "SECRETVALUE-env-91c2";
+    std::fs::write(t.join("nul.cnf"), "shared_buffers = 1\0GB\n").unwrap();
+    std::fs::write(t.join("esc.cnf"), "log_line_prefix = '\x1b[2J'\n").unwrap();
+    for (engine, file, expect) in [
+        ("postgres", "/proc/self/environ", "kernel interface"),
+        ("mariadb", "/proc/self/environ", "kernel interface"),
+        ("sqlite", "/proc/self/environ", "kernel interface"),
+        (
+            "postgres",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+            "kernel interface",
+        ),
+        ("postgres", "nul.cnf", "line 1 of"),
+        ("mariadb", "esc.cnf", "line 1 of"),
+    ] {
+        if !Path::new(file).exists() && file.starts_with('/') {
+            continue;
+        }
+        std::fs::write(
+            t.join("dbperf.toml"),
+            format!("[config.x]\nengine = \"{engine}\"\nfile = \"{file}\"\n"),
+        )
+        .unwrap();
+        let o = dbperf()
+            .args([
+                "run",
+                "--target",
+                &format!("{engine}:x"),
+                "--out",
+                "o",
+                "--no-progress",
+            ])
+            .current_dir(t)
+            .env("DBPERF_TEST_SECRET", secret)
+            .output()
+            .unwrap();
+        let err = one_sentence(&o, expect);
+        assert!(!err.contains(secret), "{err}");
+        assert!(!t.join("o").exists(), "nothing ran");
+    }
+    // Inline text with a control character.
+    std::fs::write(
+        t.join("dbperf.toml"),
+        "[config.x]\nengine = \"postgres\"\ntext = \"work_mem = '\\u001b[31m'\"\n",
+    )
+    .unwrap();
+    let o = bounded(
+        &[
+            "run",
+            "--target",
+            "postgres:x",
+            "--out",
+            "o",
+            "--no-progress",
+        ],
+        t,
+    );
+    one_sentence(&o, "control character");
+}
+
 #[test]
 fn durations_past_their_bound_are_one_sentence_not_a_panic() {
     let tmp = tempfile::tempdir().unwrap();

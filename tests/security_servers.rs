@@ -552,10 +552,10 @@ fn a_kept_data_directory_is_replaced_without_following_a_link_and_never_in_use()
     );
 }
 
-/// A config that would open the server to everyone is caught: PostgreSQL's `hba_file` pointing
-/// at a trust file makes the start fail (the server is stopped, nothing is measured), and a
-/// MariaDB config's own `init_file`, which would replace the one that sets the password, is
-/// refused before anything starts.
+/// A config that would open the server to everyone is refused before anything starts:
+/// PostgreSQL's `hba_file` pointing at a trust file, a MariaDB config's own `init_file` (which
+/// would replace the one that sets the password) and its `bind-address=0.0.0.0` (which once
+/// overrode dbperf's loopback bind, coming after it on the command line).
 #[test]
 fn a_config_that_opens_the_server_is_refused() {
     if !postgres() || !mariadb(false) {
@@ -576,7 +576,9 @@ fn a_config_that_opens_the_server_is_refused() {
             "[config.open]\nengine = \"postgres\"\nextends = \"default\"\n\
              text = \"hba_file = '{}'\\n\"\n\n\
              [config.own_init]\nengine = \"mariadb\"\nextends = \"default\"\n\
-             text = \"init-file = /tmp/x.sql\\n\"\n",
+             text = \"init-file = /tmp/x.sql\\n\"\n\n\
+             [config.everywhere]\nengine = \"mariadb\"\nextends = \"default\"\n\
+             text = \"bind-address=0.0.0.0\\n\"\n",
             hba.display()
         ),
     )
@@ -596,19 +598,18 @@ fn a_config_that_opens_the_server_is_refused() {
             tmp.path().join(out).to_str().unwrap(),
         ])
     };
-    let o = run_on("postgres:open", "r1");
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        text(&o).contains("let dbperf in without a password"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        processes_using(tmp.path()).is_empty(),
-        "the open server was stopped: {:?}",
-        processes_using(tmp.path())
-    );
-    let o = run_on("mariadb:own_init", "r2");
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("sets init_file"), "{}", text(&o));
+    for (target, out, says) in [
+        ("postgres:open", "r1", "sets hba_file"),
+        ("mariadb:own_init", "r2", "sets init_file"),
+        ("mariadb:everywhere", "r3", "sets bind_address"),
+    ] {
+        let o = run_on(target, out);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(says), "{}", text(&o));
+        assert!(
+            processes_using(tmp.path()).is_empty(),
+            "nothing started: {:?}",
+            processes_using(tmp.path())
+        );
+    }
 }

@@ -35,6 +35,17 @@ pub struct DbArg {
     /// [default: ./dbperf-history.sqlite].
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
+    /// Seconds a statement on a PostgreSQL history may take from its start, however the server
+    /// sends its bytes (and the server's own statement_timeout); past it the command fails.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub statement_timeout: u64,
+}
+
+impl DbArg {
+    fn deadline(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.statement_timeout)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -168,7 +179,7 @@ pub fn run(cmd: HistoryCommand) -> anyhow::Result<i32> {
 fn add(a: AddArgs) -> anyhow::Result<i32> {
     let loc = location(&a.db)?;
     let targets = history::find_targets(&a.dirs)?;
-    let mut h = History::open(loc)?;
+    let mut h = History::open(loc, a.db.deadline())?;
     let added = h.add(targets)?;
     for (dir, target, n) in &added.imported {
         out!("imported  {target}  {n} measurements  ({})", dir.display());
@@ -194,6 +205,7 @@ struct Checked {
     opts: Options,
     min_change: f64,
     location: Location,
+    deadline: std::time::Duration,
     filter: Filter,
 }
 
@@ -218,6 +230,7 @@ fn check(a: SeriesArgs) -> anyhow::Result<Checked> {
         opts,
         min_change: a.min_change / 100.0,
         location,
+        deadline: a.db.deadline(),
         filter: Filter {
             target: a.target,
             step: a.step,
@@ -229,7 +242,7 @@ fn check(a: SeriesArgs) -> anyhow::Result<Checked> {
 
 /// The series that pass the filter and their changes.
 fn find(c: &Checked) -> anyhow::Result<(String, Vec<Series>, Vec<changes::Change>)> {
-    let mut h = History::open(c.location.clone())?;
+    let mut h = History::open(c.location.clone(), c.deadline)?;
     let series = h.series(&c.filter)?;
     let found = changes::find(&series, &c.opts, c.min_change);
     Ok((h.location.describe(), series, found))

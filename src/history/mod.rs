@@ -111,8 +111,9 @@ pub struct Series {
 }
 
 impl History {
-    /// Opens (and on first use creates) the history database.
-    pub fn open(location: Location) -> anyhow::Result<History> {
+    /// Opens (and on first use creates) the history database; on PostgreSQL each statement
+    /// must end within `deadline` of its start.
+    pub fn open(location: Location, deadline: std::time::Duration) -> anyhow::Result<History> {
         if let Location::Sqlite(p) = &location {
             if p.is_dir() {
                 return Err(BadInput(format!(
@@ -123,7 +124,7 @@ impl History {
                 .into());
             }
         }
-        let mut store = store::open(&location)?;
+        let mut store = store::open(&location, deadline)?;
         store.batch(DDL)?;
         store.exec(&format!(
             "INSERT INTO dbperf_history_meta (key, value) VALUES ('schema', '{SCHEMA}') \

@@ -36,35 +36,34 @@ pub struct Page<'a> {
 }
 
 /// Bad input unless `dir` is new, empty, or holds only a report this command wrote (which is
-/// then replaced): another report or anything of the user's is never overwritten.
+/// then replaced): another report or anything of the user's is never overwritten. Checked as
+/// every output directory is (no link, nothing another user could change), and read without
+/// blocking (a FIFO planted as index.html is not a page).
 pub fn check_out(dir: &Path) -> anyhow::Result<()> {
     let refuse = |why: &str| -> anyhow::Result<()> {
         Err(BadInput(format!("--out {} {why}", dir.display())).into())
     };
-    if !dir.exists() {
-        return Ok(());
+    if std::fs::symlink_metadata(dir).is_err() {
+        return crate::safe_fs::check_dir(dir);
     }
     if !dir.is_dir() {
         return refuse("is not a directory; give a new or empty directory");
     }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
+    let d = crate::safe_fs::open_dir(dir, crate::safe_fs::Also::Nobody)?;
+    let names: Vec<String> = match d.names() {
+        Ok(n) => n.iter().map(|n| n.to_string_lossy().into_owned()).collect(),
         Err(e) => return refuse(&format!("cannot be read ({e})")),
     };
-    let names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     if names.is_empty() {
         return Ok(());
     }
-    // A killed write leaves `<file>.tmp` (results::write_atomic removes it on the next one).
+    // A killed write leaves `.<file>.tmp` (the next write removes it).
     let ours = |n: &String| {
         [INDEX, CHANGES]
             .iter()
-            .any(|f| n == f || *n == format!("{f}.tmp"))
+            .any(|f| n == f || *n == format!(".{f}.tmp"))
     };
-    if names.iter().all(ours) && is_our_page(&dir.join(INDEX)) {
+    if names.iter().all(ours) && is_our_page(&d) {
         return Ok(());
     }
     refuse(
@@ -72,9 +71,9 @@ pub fn check_out(dir: &Path) -> anyhow::Result<()> {
     )
 }
 
-fn is_our_page(p: &Path) -> bool {
+fn is_our_page(dir: &crate::safe_fs::Dir) -> bool {
     let mut head = [0u8; 1024];
-    let Ok(mut f) = std::fs::File::open(p) else {
+    let Ok(mut f) = dir.open_file(INDEX) else {
         return false;
     };
     let n = f.read(&mut head).unwrap_or(0);
@@ -84,19 +83,14 @@ fn is_our_page(p: &Path) -> bool {
 /// Writes changes.json, then index.html (each atomically: a reader sees the old file or the
 /// whole new one), into `dir`, created when missing. Call `check_out` first.
 pub fn write(dir: &Path, page: &Page) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        BadInput(format!(
-            "cannot create the report directory {}: {e}",
-            dir.display()
-        ))
-    })?;
+    let out = crate::safe_fs::output_dir(dir)?;
     let mut written = Vec::new();
     for (name, text) in [
         (CHANGES, changes::to_json(page.changes)),
         (INDEX, render(page)),
     ] {
         let path = dir.join(name);
-        crate::results::write_atomic(&path, text.as_bytes())
+        out.write_atomic(name, text.as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path);
     }

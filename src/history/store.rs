@@ -2,12 +2,28 @@
 //! statement, count what it changed, read rows as text, and transactions. Statements are SQL
 //! text with literals quoted here (`lit`), in the dialect both engines share.
 
+use std::path::Path;
+use std::time::Duration;
+
 use anyhow::Context;
 
 use super::location::Location;
 use crate::dbms::postgres::PgConn;
-use crate::dbms::Conn;
+use crate::dbms::{Budget, Conn, Keep, Lost, Timeouts};
 use crate::error::BadInput;
+
+/// The most one history query reads. It reads every measurement of the series asked for (a
+/// thousand runs of one target's full Insert Benchmark are about 800,000), so it keeps more than
+/// a benchmark's setup query (`keep::KEEP`), and still no more than this, however many rows a
+/// server sends or a database file holds: a larger history is read a filter at a time.
+pub const HISTORY_KEEP: Keep = Keep {
+    rows: 1_000_000,
+    value: 64 << 10,
+    total: 256 << 20,
+};
+
+/// The longest a login to a history server may take.
+const CONNECT: Duration = Duration::from_secs(30);
 
 /// A row as text: NULL is None.
 pub type Row = Vec<Option<String>>;
@@ -20,20 +36,18 @@ pub trait Store {
     fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>>;
 }
 
-pub fn open(loc: &Location) -> anyhow::Result<Box<dyn Store>> {
+/// Opens the store; `deadline` bounds each statement on a PostgreSQL history from its start,
+/// however the server trickles its bytes (`--statement-timeout`).
+pub fn open(loc: &Location, deadline: Duration) -> anyhow::Result<Box<dyn Store>> {
     match loc {
         Location::Sqlite(path) => {
-            // Only a regular file (or none yet): SQLite would block reading a FIFO.
-            if let Ok(m) = std::fs::metadata(path) {
-                if !m.is_file() {
-                    return Err(BadInput(format!(
-                        "--db {} is not a regular file, so not an SQLite database",
-                        path.display()
-                    ))
-                    .into());
-                }
-            }
-            let conn = rusqlite::Connection::open(path)
+            check_file(path)?;
+            // O_NOFOLLOW too: a link made at the name after the check is refused by SQLite.
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+            let conn = rusqlite::Connection::open_with_flags(path, flags)
                 .with_context(|| format!("cannot open the history database {}", path.display()))?;
             // SQLite reads the file only at the first statement: a file that is not a database
             // is the user's mistake (exit 2), found here by its error code.
@@ -56,20 +70,65 @@ pub fn open(loc: &Location) -> anyhow::Result<Box<dyn Store>> {
             Ok(Box::new(Sqlite(conn)))
         }
         Location::Postgres(ep) => {
-            let mut conn = PgConn::connect(ep).map_err(|e| anyhow::anyhow!("{e}"))?;
-            // Its statements are bounded by the server's statement_timeout below, not by a
-            // benchmark statement's.
-            conn.set_budget(crate::dbms::Budget::Long);
+            let timeouts = Timeouts {
+                connect: CONNECT.min(deadline),
+                statement: deadline,
+                ddl: deadline,
+                stop: None,
+            };
+            let mut conn = PgConn::connect_with(ep, timeouts).map_err(|e| {
+                // Nothing listening, no such database, a wrong password: the location the
+                // user gave is wrong (exit 2); a server that broke the login is a failure.
+                if e.lost == Some(Lost::Refused) {
+                    anyhow::Error::from(BadInput(format!("history database: {e}")))
+                } else {
+                    anyhow::anyhow!("history database: {e}")
+                }
+            })?;
+            // Every statement within --statement-timeout of its start, whatever arrives.
+            conn.set_budget(Budget::Operation);
             // Literals are quoted the standard way (no backslash escapes), whatever the server's
-            // default; and a lock held by another importer is waited for, boundedly.
-            conn.execute_batch(
-                "SET standard_conforming_strings = on; SET lock_timeout = '60s'; \
-                 SET statement_timeout = '300s'",
-            )
+            // default; a lock held by another importer is waited for, boundedly; and the server
+            // gives up on a statement when dbperf would.
+            let ms = deadline.as_millis();
+            conn.execute_batch(&format!(
+                "SET standard_conforming_strings = on; SET lock_timeout = '{ms}ms'; \
+                 SET statement_timeout = '{ms}ms'"
+            ))
             .map_err(|e| anyhow::anyhow!("history database: {e}"))?;
             Ok(Box::new(Postgres(conn)))
         }
     }
+}
+
+/// A SQLite history file is written as root as often as not: it must be in a directory nobody
+/// else can change (so no other user can plant a link at its name, or at its journal's), and,
+/// when it exists, a regular file that is not a link (SQLite would block reading a FIFO).
+fn check_file(path: &Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    crate::safe_fs::open_dir(dir, crate::safe_fs::Also::Nobody)
+        .map_err(|e| BadInput(format!("--db {}: {e:#}", path.display())))?;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if m.file_type().is_symlink() {
+        return Err(BadInput(format!(
+            "--db {} is a symbolic link; give the file it points to",
+            path.display()
+        ))
+        .into());
+    }
+    if !m.is_file() {
+        return Err(BadInput(format!(
+            "--db {} is not a regular file, so not an SQLite database",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// A string as an SQL literal: single quotes doubled. NUL, which neither engine stores in text,
@@ -92,6 +151,17 @@ pub fn lit_opt(s: Option<&str>) -> String {
     s.map_or_else(|| "NULL".into(), lit)
 }
 
+/// A query of a SQLite history past `HISTORY_KEEP`.
+fn too_much() -> BadInput {
+    BadInput(format!(
+        "the history database holds more for one query than dbperf reads ({} rows, {} KiB a \
+         value, {} MiB in all); choose fewer series with --target, --step, --op or --metric",
+        HISTORY_KEEP.rows,
+        HISTORY_KEEP.value >> 10,
+        HISTORY_KEEP.total >> 20
+    ))
+}
+
 struct Sqlite(rusqlite::Connection);
 
 impl Store for Sqlite {
@@ -109,6 +179,7 @@ impl Store for Sqlite {
         let n = st.column_count();
         let mut rows = st.query([])?;
         let mut out = Vec::new();
+        let (mut rows_read, mut bytes) = (0u64, 0usize);
         while let Some(r) = rows.next()? {
             let mut row = Vec::with_capacity(n);
             for i in 0..n {
@@ -120,6 +191,15 @@ impl Store for Sqlite {
                         Some(String::from_utf8_lossy(t).into_owned())
                     }
                 });
+            }
+            rows_read += 1;
+            let longest = row.iter().flatten().map(String::len).max().unwrap_or(0);
+            bytes = bytes.saturating_add(row.iter().flatten().map(String::len).sum());
+            if rows_read > HISTORY_KEEP.rows
+                || longest > HISTORY_KEEP.value
+                || bytes > HISTORY_KEEP.total
+            {
+                return Err(too_much().into());
             }
             out.push(row);
         }
@@ -145,7 +225,7 @@ impl Store for Postgres {
     fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>> {
         let mut out = Vec::new();
         self.0
-            .wire_rows(sql, |cols| {
+            .wire_rows_kept(sql, HISTORY_KEEP, |cols| {
                 out.push(
                     cols.iter()
                         .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))

@@ -31,7 +31,6 @@ pub mod rules;
 mod sysbench;
 mod target;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::BadInput;
@@ -173,12 +172,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
 
 /// Writes the document in each format into `out`; returns the files written.
 pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<PathBuf>> {
-    fs::create_dir_all(out).map_err(|e| {
-        BadInput(format!(
-            "cannot create the report directory {}: {e}",
-            out.display()
-        ))
-    })?;
+    let dir = crate::safe_fs::output_dir(out)?;
     let mut written = Vec::new();
     for f in formats {
         let text = match f {
@@ -190,7 +184,7 @@ pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<Pa
         let path = out.join(f.file_name());
         // A directory that exists but cannot take the file (a full disk) is not the user's
         // input: exit 1, and no half-written report left behind.
-        crate::results::write_atomic(&path, text.as_bytes())
+        dir.write_atomic(f.file_name(), text.as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path);
     }
@@ -235,6 +229,7 @@ pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) -> anyhow::Re
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     fn target(root: &Path, name: &str, suite: &str, step: &str, value: f64) -> PathBuf {
         let d = root.join(name);

@@ -139,6 +139,47 @@ impl Dir {
         Ok(rustix::fs::renameat(&self.file, from, &self.file, to)?)
     }
 
+    /// Writes `name` in this directory so a reader sees the old file or the whole new one: into
+    /// `.<name>.tmp`, made new (a stale one, or a link planted there, is unlinked first, never
+    /// followed), synced, then renamed over `name` (which replaces a link or a FIFO as itself).
+    pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let tmp = format!(".{name}.tmp");
+        let _ = rustix::fs::unlinkat(&self.file, tmp.as_str(), AtFlags::empty());
+        let written = (|| {
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
+            let fd = rustix::fs::openat(
+                &self.file,
+                tmp.as_str(),
+                flags | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            )?;
+            let mut f = File::from(fd);
+            io::Write::write_all(&mut f, bytes)?;
+            f.sync_all()?;
+            rustix::fs::renameat(&self.file, tmp.as_str(), &self.file, name)?;
+            self.file.sync_all()
+        })();
+        if written.is_err() {
+            // A full disk leaves no half-written temporary file behind.
+            let _ = rustix::fs::unlinkat(&self.file, tmp.as_str(), AtFlags::empty());
+        }
+        written
+    }
+
+    /// Opens the regular file `name` in this directory to read: not through a link, not
+    /// blocking on a FIFO.
+    pub fn open_file(&self, name: &str) -> io::Result<File> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let f = File::from(rustix::fs::openat(&self.file, name, flags, Mode::empty())?);
+        if !f.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(f)
+    }
+
     /// Whether `name` exists in this directory (a link counts, and is not followed).
     pub fn has(&self, name: &str) -> bool {
         rustix::fs::statat(&self.file, name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
@@ -237,6 +278,23 @@ pub fn remove_at<Fd: std::os::fd::AsFd>(
         remove_at(&sub, &n, depth + 1)?;
     }
     Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
+}
+
+/// The directory `--out DIR` names, for a report to be written into: made where absent (with
+/// its missing parents), walked and checked as every directory dbperf works in (no link at its
+/// end, nothing another user owns or can write on the way). Bad input when it cannot be.
+pub fn output_dir(path: &Path) -> anyhow::Result<Dir> {
+    make_dir_all(path, Also::Nobody).map_err(|e| {
+        if crate::error::is_bad_input(&e) {
+            e
+        } else {
+            BadInput(format!(
+                "cannot create the directory {}: {e:#}",
+                path.display()
+            ))
+            .into()
+        }
+    })
 }
 
 /// The name of `uid` for messages, or its number.

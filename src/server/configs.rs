@@ -250,6 +250,67 @@ fn option_name(option: &str) -> String {
         .replace('-', "_")
 }
 
+/// Settings that decide who can reach a managed server, or what it runs before anyone logs in:
+/// dbperf sets them itself (loopback only, its own port and socket, a password on every login,
+/// its own init file), so a config may not. MySQL-family names as `option_name` spells them.
+const MYSQL_OWNED: &[&str] = &[
+    "bind_address",
+    "port",
+    "socket",
+    "skip_grant_tables",
+    "init_file",
+    "admin_address",
+    "admin_port",
+    "extra_port",
+    "named_pipe",
+    "shared_memory",
+    "mysqlx",
+    "mysqlx_bind_address",
+    "mysqlx_port",
+    "mysqlx_socket",
+    "proxy_protocol_networks",
+];
+
+/// PostgreSQL's, and the directives that would bring settings dbperf never sees.
+const POSTGRES_OWNED: &[&str] = &[
+    "listen_addresses",
+    "port",
+    "unix_socket_directories",
+    "unix_socket_group",
+    "unix_socket_permissions",
+    "hba_file",
+    "ident_file",
+    "data_directory",
+    "config_file",
+    "include",
+    "include_dir",
+    "include_if_exists",
+];
+
+/// The first setting of `text` that a config may not set (`MYSQL_OWNED`, `POSTGRES_OWNED`),
+/// however it is spelt (`bind-address`, `loose_bind_address`, `Listen_Addresses`).
+pub fn owned_setting(kind: Kind, text: &str) -> Option<String> {
+    if kind == Kind::Postgres {
+        return text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or_default().trim())
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let end = l.find(|c: char| c == '=' || c.is_whitespace());
+                l[..end.unwrap_or(l.len())].to_ascii_lowercase()
+            })
+            .find(|n| POSTGRES_OWNED.contains(&n.as_str()));
+    }
+    mycnf_options(text)
+        .iter()
+        .map(|o| option_name(o).to_ascii_lowercase())
+        .map(|n| {
+            let n = n.strip_prefix("loose_").unwrap_or(&n);
+            n.strip_prefix("enable_").unwrap_or(n).to_string()
+        })
+        .find(|n| MYSQL_OWNED.contains(&n.as_str()))
+}
+
 /// Whether the my.cnf `text` sets the option `name` (written with underscores).
 pub fn mycnf_sets(text: &str, name: &str) -> bool {
     mycnf_options(text).iter().any(|o| option_name(o) == name)
@@ -278,6 +339,66 @@ mod tests {
             "# init_file = /x.sql\ninit_connect = x\n",
             "init_file"
         ));
+    }
+
+    #[test]
+    fn settings_that_decide_who_reaches_the_server_are_dbperfs() {
+        for (kind, text, owned) in [
+            (
+                Kind::MariaDb,
+                "bind-address=0.0.0.0\n",
+                Some("bind_address"),
+            ),
+            (
+                Kind::MySql,
+                "loose_bind_address = ::\n",
+                Some("bind_address"),
+            ),
+            (
+                Kind::MariaDb,
+                "skip-grant-tables\n",
+                Some("skip_grant_tables"),
+            ),
+            (
+                Kind::MariaDb,
+                "enable-skip-grant-tables\n",
+                Some("skip_grant_tables"),
+            ),
+            (Kind::MySql, "init-file=/tmp/x.sql\n", Some("init_file")),
+            (Kind::MariaDb, "skip_log_bin\nport=3307\n", Some("port")),
+            (
+                Kind::Postgres,
+                "Listen_Addresses = '*'\n",
+                Some("listen_addresses"),
+            ),
+            (Kind::Postgres, "hba_file '/tmp/trust'\n", Some("hba_file")),
+            (
+                Kind::Postgres,
+                "include_dir 'conf.d'\n",
+                Some("include_dir"),
+            ),
+            (
+                Kind::Postgres,
+                "# port = 1\nshared_buffers = 1GB # port\n",
+                None,
+            ),
+            (
+                Kind::MariaDb,
+                "skip_log_bin\ninnodb_buffer_pool_size = 1G\n",
+                None,
+            ),
+        ] {
+            assert_eq!(owned_setting(kind, text).as_deref(), owned, "{text}");
+        }
+        for kind in [Kind::Postgres, Kind::MariaDb, Kind::MySql] {
+            for rocksdb in [false, true] {
+                for name in builtin_names(kind, rocksdb) {
+                    if let Some(t) = builtin(kind, rocksdb, name) {
+                        assert_eq!(owned_setting(kind, &t), None, "{name}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

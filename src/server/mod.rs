@@ -360,10 +360,11 @@ impl Plan {
             || crate::host::memory_kb(&Default::default()),
         )?;
         let config_text = chosen.text;
-        if kind == Kind::MariaDb && configs::mycnf_sets(&config_text, "init_file") {
+        if let Some(name) = configs::owned_setting(kind, &config_text) {
             return crate::error::bad_input(format!(
-                "{} config '{}' sets init_file: a managed MariaDB's init file is dbperf's own (it \
-                 gives the server its password); run the statements after the start instead",
+                "{} config '{}' sets {name}: a managed server's addresses, port, socket, logins \
+                 and init file are dbperf's own (loopback only, a password on every login), so \
+                 leave it out",
                 t.engine, config
             ));
         }

@@ -97,6 +97,14 @@ const SERVER_CONFIG: crate::untrusted::Limit = crate::untrusted::Limit {
 /// content never quoted: dbperf may run as root, and an error sentence is no way to read a
 /// file.
 fn setting_line(line: &str) -> bool {
+    // A NUL or another control character (a tab aside) is in no config: /proc/self/environ is
+    // one line of NUL-separated NAME=value pairs.
+    if line
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\r')
+    {
+        return false;
+    }
     let l = line.trim();
     let name = |n: &str| {
         let n = n.trim();
@@ -364,6 +372,12 @@ impl ConfigFile {
 
     fn config_text(&self, name: &str, c: &NamedConfig) -> anyhow::Result<String> {
         match (&c.text, &c.file) {
+            (Some(t), None) if t.chars().any(|c| c.is_control() && !"\t\n\r".contains(c)) => {
+                bad_input(format!(
+                    "config '{name}': its text holds a control character, which no server \
+                     setting has"
+                ))
+            }
             (Some(t), None) => Ok(t.clone()),
             (None, Some(f)) => {
                 let p = if f.is_absolute() {
