@@ -189,6 +189,51 @@ pub fn shown(text: &str) -> String {
     format!("{s:?}")
 }
 
+/// Whether `c` can change what a reader sees beyond itself: a control character (a tab and a
+/// newline aside: ESC starts terminal sequences, CR overwrites a line) or one of Unicode's
+/// bidirectional overrides and isolates (which reorder the text around them).
+fn unprintable(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text from outside (a server's version string, a status report, a name from a result file)
+/// for a terminal or a text file: what `unprintable` finds is written as a visible escape
+/// (`\u{1b}`), so those bytes cannot move the cursor, clear the screen or reorder the text.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(unprintable) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unprintable(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// One CSV field of text from outside: `printable`, quoted when it holds a comma, a quote or a
+/// line break, and read as text by a spreadsheet: a field that is not a number and starts
+/// with `=`, `+`, `-`, `@` or a tab (a formula to Excel, LibreOffice and Google Sheets) gets a
+/// leading `'`.
+pub fn csv_field(text: &str) -> String {
+    let s = printable(text);
+    let formula = s.starts_with(['=', '+', '-', '@', '\t']) && s.trim().parse::<f64>().is_err();
+    let s = if formula {
+        format!("'{s}")
+    } else {
+        s.into_owned()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +296,22 @@ mod tests {
         assert_eq!(read_text(&link, follow).unwrap(), "hello");
         std::fs::write(&ok, [0xff, 0xfe]).unwrap();
         assert!(sentence(read_text(&ok, LIMIT).unwrap_err()).contains("not UTF-8"));
+    }
+
+    #[test]
+    fn outside_text_is_shown_and_never_obeyed() {
+        assert_eq!(printable("PostgreSQL 16.4\tx\n"), "PostgreSQL 16.4\tx\n");
+        assert_eq!(printable("a\u{1b}[2Jb\rc"), "a\\u{1b}[2Jb\\u{d}c");
+        assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("+1+cmd"), "'+1+cmd");
+        assert_eq!(csv_field("-3.25"), "-3.25");
+        assert_eq!(csv_field("-inf"), "-inf");
+        assert_eq!(csv_field("\u{1b}[31mred"), "\\u{1b}[31mred");
     }
 
     #[test]

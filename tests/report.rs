@@ -1040,3 +1040,86 @@ fn help_documents_every_option() {
     let top = run(&["--help"]);
     assert!(String::from_utf8_lossy(&top.stdout).contains("report"));
 }
+
+/// What a lying server said (its version string, its config as it reported it) and a tampered
+/// result file's strings reach every output as text: no escape sequence reaches report.md, the
+/// CSV, the terminal or history's text and CSV; report.md and report.html show markup as text;
+/// a CSV cell that a spreadsheet would run as a formula is quoted as text.
+#[test]
+fn outside_text_is_shown_in_every_output_never_obeyed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/release-3be8b90/ibench");
+    let dir = tmp.path().join("lying");
+    copy_dir(&src, &dir);
+    let evil = "3.54.1\u{1b}[2J\u{1b}]0;pwned\u{7}<script>alert(1)</script>|x\r";
+    let formula = "=HYPERLINK(\"http://x\",\"y\")";
+    edit_json(&dir.join("sqlite.wal-normal/run.json"), |j| {
+        j["target"]["version"] = json!(evil);
+        j["target"]["config_name"] = json!(formula);
+        j["host"]["hostname"] = json!(evil);
+    });
+    let out = tmp.path().join("rep");
+    let o = report(&[
+        dir.to_str().unwrap(),
+        "--format",
+        "html,md,csv,json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+        "terminal"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        !md.contains('\u{1b}') && !md.contains('\r') && !md.contains('\u{7}'),
+        "md"
+    );
+    // Outside code blocks (whose text Markdown shows as it is), markup is shown as text.
+    let mut fenced = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            assert!(
+                !line.contains("<script>"),
+                "md shows markup as text: {line}"
+            );
+        }
+    }
+    assert!(md.contains("\\u{1b}"), "the escape is shown: {md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!html.contains("<script>alert"), "html");
+    let csv = std::fs::read_to_string(out.join("report.csv")).unwrap();
+    assert!(!csv.contains('\u{1b}') && !csv.contains('\r'), "csv");
+    for line in csv.lines() {
+        for field in line.split(',') {
+            assert!(
+                !field.starts_with('=') && !field.starts_with("\"="),
+                "csv: {line}"
+            );
+        }
+    }
+    // The JSON keeps the value as it was, escaped as JSON escapes it.
+    let json = std::fs::read_to_string(out.join("report.json")).unwrap();
+    assert!(!json.contains('\u{1b}'), "json");
+    // history: imported, then shown as text and CSV.
+    let db = tmp.path().join("h.sqlite");
+    let o = dbperf()
+        .args(["history", "add", "--db"])
+        .arg(&db)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for format in ["text", "csv"] {
+        let o = dbperf()
+            .args(["history", "changes", "--format", format, "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(!o.stdout.contains(&0x1b), "history {format}");
+    }
+}

@@ -65,7 +65,7 @@ pub enum SourceArg {
 }
 
 fn say(line: &str) {
-    eprintln!("{line}");
+    say!("{line}");
 }
 
 pub fn run(a: FetchArgs) -> anyhow::Result<i32> {

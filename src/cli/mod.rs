@@ -8,7 +8,17 @@
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stdout().lock(), "{}", crate::untrusted::printable(&line));
+    }};
+}
+
+/// Like eprintln!, with what `out!` does to outside text: a server's bytes in a message cannot
+/// move the cursor or clear the screen (`untrusted::printable`).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        eprintln!("{}", crate::untrusted::printable(&line));
     }};
 }
 
@@ -137,11 +147,11 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) if crate::error::is_bad_input(&e) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             EXIT_BAD_INPUT
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say!("error: {e:#}");
             EXIT_FAILED
         }
     }

@@ -31,8 +31,8 @@ impl Terminal {
 
     fn line(&self, text: &str) {
         match &self.bar {
-            Some(b) => b.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
+            Some(b) => b.suspend(|| say!("{text}")),
+            None => say!("{text}"),
         }
     }
 }
@@ -64,12 +64,17 @@ impl Events for Terminal {
         } else if p.resumed {
             head.push_str(&format!(", resumed: {here} to run"));
         }
-        eprintln!("{head}");
+        say!("{head}");
         for c in &p.cells {
             let mark = if c.here { ">" } else { " " };
-            eprintln!(
+            say!(
                 "  {mark} {:>3}  {}  {}  round {}/{}  {}",
-                c.number, c.target, c.suite, c.round, c.rounds, c.state
+                c.number,
+                c.target,
+                c.suite,
+                c.round,
+                c.rounds,
+                c.state
             );
         }
     }
@@ -87,9 +92,14 @@ impl Events for Terminal {
         } else {
             String::new()
         };
-        eprintln!(
+        say!(
             "cell {}/{}  {} {}  round {}/{}  ETA {eta}{attempt}",
-            c.index, c.of, c.target, c.suite, c.round, c.rounds
+            c.index,
+            c.of,
+            c.target,
+            c.suite,
+            c.round,
+            c.rounds
         );
     }
 
@@ -187,7 +197,7 @@ impl Events for Terminal {
         let msg = msg.join("  ");
         bar.set_position(t.position);
         if !self.bars && (t.second + 1).is_multiple_of(LOG_EVERY_S) {
-            eprintln!("{:>7} {:>5} s  {msg}", self.step, t.second + 1);
+            say!("{:>7} {:>5} s  {msg}", self.step, t.second + 1);
         }
         bar.set_message(msg);
     }
@@ -196,7 +206,7 @@ impl Events for Terminal {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
-        eprintln!("{}", step_line(s));
+        say!("{}", step_line(s));
     }
 }
 

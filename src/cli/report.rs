@@ -120,7 +120,7 @@ pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) {
                 out!("Report: {}", f.display());
             }
         }
-        Err(e) => eprintln!("warning: no report was written: {e:#}"),
+        Err(e) => say!("warning: no report was written: {e:#}"),
     }
 }
 

@@ -647,7 +647,7 @@ fn targets(
     };
     for s in &w.target_specs {
         let mut t = file.resolve(s, &a.pragmas)?;
-        crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| eprintln!("{l}"))?;
+        crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| say!("{l}"))?;
         if targets.iter().any(|x| x.name == t.name) {
             return bad_input(format!("target {} is given twice", t.name));
         }

@@ -107,7 +107,7 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
         cache: &cache,
         fetch: false,
     };
-    crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| eprintln!("{l}"))?;
+    crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| say!("{l}"))?;
     if !t.is_server() || t.external.is_some() {
         return bad_input(format!(
             "{} is not a server dbperf manages (sqlite is embedded; external servers run already)",
@@ -174,7 +174,7 @@ fn start(a: ServerArgs) -> anyhow::Result<i32> {
             }
             let _ = std::fs::remove_file(dir.join(STATE));
             if signals::stopped(&stop) {
-                eprintln!(
+                say!(
                     "interrupted: the start of {} was abandoned; nothing of it is left running",
                     t.name
                 );
@@ -337,7 +337,7 @@ fn stop(a: ServerStopArgs) -> anyhow::Result<i32> {
     for s in registry::sweep() {
         match s {
             registry::Swept::Stopped { .. } => out!("stopped a leftover server: {}", s.sentence()),
-            registry::Swept::Damaged { .. } => eprintln!("warning: {}", s.sentence()),
+            registry::Swept::Damaged { .. } => say!("warning: {}", s.sentence()),
         }
     }
     let file = spec::config_file::load(a.config_file.as_deref())?;

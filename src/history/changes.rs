@@ -200,13 +200,7 @@ fn opt(v: Option<f64>) -> String {
     v.map(|r| r.to_string()).unwrap_or_default()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::untrusted::csv_field;
 
 #[cfg(test)]
 mod tests {

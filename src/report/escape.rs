@@ -16,3 +16,50 @@ pub fn esc(s: &str) -> String {
     }
     o
 }
+
+/// Text in report.md, where Markdown and inline HTML are read: `esc`'s entities for `&`, `<`
+/// and `>` (as report.html shows the text, never as markup), `|` escaped (it would end a table
+/// cell), a line break made a space, and control characters made visible (`printable`).
+pub fn md(s: &str) -> String {
+    let s = crate::untrusted::printable(s);
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '|' => o.push_str("\\|"),
+            '\n' | '\r' => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A fence for a code block holding `text` in Markdown: longer than any run of backticks in it,
+/// so the text cannot close the block and continue as Markdown.
+pub fn md_fence(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_text_is_shown_not_read() {
+        assert_eq!(
+            md("<script>x</script> | a\nb"),
+            "&lt;script&gt;x&lt;/script&gt; \\| a b"
+        );
+        assert_eq!(md("\u{1b}[2J"), "\\u{1b}[2J");
+        assert_eq!(md_fence("a ```` b"), "`````");
+        assert_eq!(md_fence("plain"), "```");
+    }
+}

@@ -8,13 +8,7 @@ use super::model::{Doc, Table, Value};
 const HEADER: &str =
     "table,title,suite,step,op,base,row,target,column,label,unit,value,text,mark,note\n";
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::untrusted::csv_field as field;
 
 fn value_text(v: Value) -> String {
     match v {

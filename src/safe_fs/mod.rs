@@ -280,7 +280,7 @@ pub fn remove_at<Fd: std::os::fd::AsFd>(
     Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
 }
 
-/// The directory `--out DIR` names, for a report to be written into: made where absent (with
+/// The directory a report's `--out DIR` names: made where absent (with
 /// its missing parents), walked and checked as every directory dbperf works in (no link at its
 /// end, nothing another user owns or can write on the way). Bad input when it cannot be.
 pub fn output_dir(path: &Path) -> anyhow::Result<Dir> {
@@ -289,7 +289,7 @@ pub fn output_dir(path: &Path) -> anyhow::Result<Dir> {
             e
         } else {
             BadInput(format!(
-                "cannot create the directory {}: {e:#}",
+                "cannot create the report directory {}: {e:#}",
                 path.display()
             ))
             .into()

@@ -430,6 +430,8 @@ fn write_diagnostics(
             text.push_str("\n[cut by dbperf at 4 MiB]\n");
         }
         let file = format!("{step}.{report}.txt");
+        // The server wrote it: its control characters are shown, not obeyed, by whoever cats it.
+        let text = crate::untrusted::printable(&text);
         match crate::results::write_atomic(&dir.join(&file), text.as_bytes()) {
             Ok(()) => written.push(file),
             Err(e) => write_failures.push(format!("{file}: {e}")),
@@ -553,5 +555,28 @@ fn series_row(r: &runner::SecondRow) -> SecondRow {
             .collect(),
         target_rows_per_s: r.target_rows_per_s,
         achieved_rows_per_s: r.achieved_rows_per_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A status report is the server's text: its escape sequences are shown, not obeyed, when
+    /// someone cats the file.
+    #[test]
+    fn a_status_report_is_written_as_printable_text() {
+        let d = tempfile::tempdir().unwrap();
+        let mut failures = Vec::new();
+        let written = write_diagnostics(
+            d.path(),
+            "l.i0",
+            vec![("innodb", "INNODB\u{1b}[2J\nMONITOR\r\tend\n".to_string())],
+            &mut failures,
+        );
+        assert_eq!(written, ["l.i0.innodb.txt"]);
+        assert!(failures.is_empty());
+        let text = std::fs::read_to_string(d.path().join("l.i0.innodb.txt")).unwrap();
+        assert_eq!(text, "INNODB\\u{1b}[2J\nMONITOR\\u{d}\tend\n");
     }
 }
