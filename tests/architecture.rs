@@ -1018,3 +1018,195 @@ fn room_circle(edges: &[(String, String)]) -> Option<String> {
     }
     None
 }
+
+/// Raw filesystem calls in `code` (comments, literals and test code blanked): `std::fs` and the
+/// `fs::` calls made after importing it, `File::open`/`File::create`, `OpenOptions`,
+/// `create_dir_all`, `remove_dir_all` and `set_permissions`. `symlink_metadata` (lstat, which
+/// reads no bytes and follows no link at its end) is not counted, nor `std::os::unix::fs`.
+fn raw_fs_calls(code: &str) -> Vec<String> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(k) = code[at..].find("fs::") {
+        let i = at + k;
+        at = i + 4;
+        let before = if i == 0 { b' ' } else { b[i - 1] };
+        let std_fs = code[..i].ends_with("std::");
+        if ident(before) || (before == b':' && !std_fs) {
+            continue;
+        }
+        let name: String = code[i + 4..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // Calls only (`fs::read(`), not types (`fs::File`, counted at `File::open(`).
+        let call = code[i + 4 + name.len()..].starts_with('(');
+        if call && name != "symlink_metadata" {
+            out.push(format!("fs::{name}"));
+        }
+    }
+    // `use std::fs;` and `use std::fs::{...}`.
+    for pat in ["std::fs;", "std::fs::{"] {
+        out.extend(code.matches(pat).map(|_| "use std::fs".to_string()));
+    }
+    for pat in [
+        "File::open(",
+        "File::create(",
+        "OpenOptions::new(",
+        "create_dir_all(",
+        "remove_dir_all(",
+        "set_permissions(",
+    ] {
+        let n = code.matches(pat).count();
+        // `fs::create_dir_all(` was counted above as an `fs::` call already.
+        let counted = ["create_dir_all(", "remove_dir_all("]
+            .contains(&pat)
+            .then(|| code.matches(&format!("fs::{pat}")[..]).count())
+            .unwrap_or(0);
+        out.extend(std::iter::repeat_n(
+            pat.trim_end_matches('(').to_string(),
+            n - counted,
+        ));
+    }
+    out
+}
+
+/// Why a kernel interface is read directly.
+const KERNEL: &str = "kernel interfaces (/proc, /sys, or a fixture tree of them) read by the \
+                      host, metrics and process rooms: their cost is measured, and the sampler \
+                      is not slowed by a gate";
+
+/// Why a file dbperf just created, in a directory only it can write, is written or removed
+/// directly.
+const OWN_FILES: &str = "files and directories dbperf created in a directory that safe_fs \
+                         checked (root's or the operator's, nobody else can write it); std's \
+                         remove_dir_all never follows a link below its path";
+
+/// The raw filesystem calls that stay outside the gate rooms (safe_fs, untrusted), with why
+/// each is safe: (file under src/, how many, why). A new raw call fails the test: go through a
+/// gate, or add it here with its reason and count.
+const RAW_FS_ALLOWED: &[(&str, usize, &str)] = &[
+    ("cli/host.rs", 1, "canonicalises the operator's --sysfs-root for a message"),
+    ("cli/server.rs", 4, OWN_FILES),
+    ("dbms/sqlite.rs", 1, "the size of SQLite's own WAL in a work directory dbperf made"),
+    ("fetch/apt.rs", 2, "lists /etc/apt/sources.list.d, root's own; its files are read through untrusted"),
+    ("fetch/from.rs", 1, "whether the --from file exists, for the sentence; it is opened once, through untrusted"),
+    ("history/import.rs", 2, "a result directory's names and its canonical path for the record; every file is read through untrusted"),
+    ("host/aer.rs", 2, KERNEL),
+    ("host/block.rs", 6, KERNEL),
+    ("host/fixture.rs", 5, "writes a fixture sysfs/procfs tree into a directory a test made"),
+    ("host/machine.rs", 3, KERNEL),
+    ("host/mod.rs", 3, KERNEL),
+    ("host/sysfs.rs", 4, KERNEL),
+    ("host/tune.rs", 7, "kernel settings, each checked to stay under the sysfs/procfs root once links are resolved; its own state file in a directory safe_fs checked"),
+    ("metrics/proc.rs", 11, KERNEL),
+    ("profile/fold.rs", 4, OWN_FILES),
+    ("profile/mod.rs", 3, "perf_event_paranoid (a kernel setting); a scratch directory of dbperf's own"),
+    ("profile/record.rs", 12, "the profiled server's /proc/<pid>/task (a kernel interface); perf's data and log, created in a directory of dbperf's own"),
+    ("report/input.rs", 4, "result directories' names; every file in them is read through untrusted"),
+    ("results/mod.rs", 5, OWN_FILES),
+    ("results/series.rs", 4, OWN_FILES),
+    ("server/identity.rs", 6, KERNEL),
+    ("server/layout.rs", 1, "lists /usr/lib/postgresql, root's own"),
+    ("server/mod.rs", 11, OWN_FILES),
+    ("server/process.rs", 3, "a log dbperf created in the instance's run directory; the local port range (a kernel setting)"),
+    ("server/registry.rs", 4, "the registry directory safe_fs checked; its entries are read through safe_fs::read_capped"),
+    ("server/secret.rs", 4, OWN_FILES),
+    ("session/mod.rs", 2, OWN_FILES),
+    ("session/start.rs", 3, OWN_FILES),
+    ("session/target.rs", 1, OWN_FILES),
+];
+
+/// The gate rooms: the only places raw filesystem calls need no reason.
+const GATES: &[&str] = &["safe_fs/", "untrusted.rs"];
+
+/// Outside bytes enter through gates only (docs/security.md): every raw filesystem call outside
+/// safe_fs and untrusted is on `RAW_FS_ALLOWED` with its reason, so a new path cannot skip the
+/// gates by accident.
+#[test]
+fn raw_filesystem_calls_stay_in_the_gates_or_say_why() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    let mut seen = Vec::new();
+    for f in files_outside_tests() {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if GATES.iter().any(|g| rel.starts_with(g)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let calls = raw_fs_calls(&without_test_code(&blank_comments_and_literals(&text)));
+        let allowed = RAW_FS_ALLOWED.iter().find(|(p, _, _)| *p == rel);
+        match (calls.len(), allowed) {
+            (0, None) => {}
+            (n, Some((_, k, _))) if n == *k => seen.push(rel),
+            (n, Some((_, k, _))) => wrong.push(format!(
+                "{rel}: {n} raw filesystem calls, the allowlist says {k} ({calls:?}): go through \
+                 safe_fs or untrusted, or change the count and say why"
+            )),
+            (n, None) => wrong.push(format!(
+                "{rel}: {n} raw filesystem calls outside the gates ({calls:?}): go through safe_fs \
+                 or untrusted, or add the file to RAW_FS_ALLOWED with its reason"
+            )),
+        }
+    }
+    for (p, _, why) in RAW_FS_ALLOWED {
+        assert!(!why.trim().is_empty(), "{p} has no reason");
+        if !seen.iter().any(|s| s == p) && !wrong.iter().any(|w| w.starts_with(p)) {
+            wrong.push(format!(
+                "{p} is on RAW_FS_ALLOWED but makes no raw calls: remove it"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_raw_call_scanner_sees_calls_not_types_or_other_modules() {
+    let code = "use std::fs;\nfn f(x: fs::File) { fs::write(p, b)?; std::fs::remove_dir_all(d); \
+                std::os::unix::fs::symlink(a, b); fs::symlink_metadata(p); \
+                let f = File::open(p); OpenOptions::new(); rustix::fs::openat(d); }";
+    assert_eq!(
+        raw_fs_calls(code),
+        [
+            "fs::write",
+            "fs::remove_dir_all",
+            "use std::fs",
+            "File::open",
+            "OpenOptions::new"
+        ]
+    );
+}
+
+/// No byte stream from a server or a file decides how much is read: an unbounded `Keep` is no
+/// longer constructed, and every `read_to_end`/`read_to_string` outside the gates reads through
+/// a `take` in the same statement.
+#[test]
+fn every_whole_read_outside_the_gates_is_capped() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for f in files_outside_tests() {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if GATES.iter().any(|g| rel.starts_with(g)) {
+            continue;
+        }
+        let code = without_test_code(&blank_comments_and_literals(
+            &std::fs::read_to_string(&f).unwrap(),
+        ));
+        if code.contains("rows: u64::MAX") {
+            wrong.push(format!("{rel}: a Keep without a row cap"));
+        }
+        for pat in [".read_to_end(", ".read_to_string("] {
+            let mut at = 0;
+            while let Some(k) = code[at..].find(pat) {
+                let i = at + k;
+                at = i + pat.len();
+                let start = code[..i].rfind([';', '{', '}']).map_or(0, |s| s + 1);
+                if !code[start..i].contains(".take(") {
+                    wrong.push(format!("{rel}: {pat} without a take() before it"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -95,21 +95,6 @@ impl PgConn {
         Ok(out)
     }
 
-    /// Runs SQL text, handing each row's columns to `row`, which bounds what it keeps (the
-    /// history's queries); the rows themselves are not capped here.
-    pub fn wire_rows(
-        &mut self,
-        sql: &str,
-        row: impl FnMut(&[Option<&[u8]>]),
-    ) -> Result<(), DbError> {
-        let all = Keep {
-            rows: u64::MAX,
-            value: usize::MAX,
-            total: usize::MAX,
-        };
-        self.wire_rows_kept(sql, all, row)
-    }
-
     /// Runs SQL text, handing each row's columns to `row`; more rows or bytes than `keep` fail
     /// the statement (`Fault::TooMuch`) and close the connection.
     pub fn wire_rows_kept(

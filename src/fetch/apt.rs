@@ -153,8 +153,17 @@ fn loader_name() -> &'static str {
 
 /// The Debian mirrors the system's own apt sources name: (archive, security archive).
 fn system_mirrors() -> anyhow::Result<(String, Option<String>)> {
+    // The system's own files, read as any file dbperf did not write: regular, capped.
+    let read = |p: &Path| {
+        let limit = crate::untrusted::Limit {
+            max: 1 << 20,
+            what: "an apt sources file",
+            links: crate::untrusted::Links::Follow,
+        };
+        crate::untrusted::read_text(p, limit).ok()
+    };
     let mut texts = Vec::new();
-    if let Ok(t) = fs::read_to_string("/etc/apt/sources.list") {
+    if let Some(t) = read(Path::new("/etc/apt/sources.list")) {
         texts.push((false, t));
     }
     if let Ok(rd) = fs::read_dir("/etc/apt/sources.list.d") {
@@ -163,7 +172,7 @@ fn system_mirrors() -> anyhow::Result<(String, Option<String>)> {
         for p in paths {
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
             if ext == "list" || ext == "sources" {
-                if let Ok(t) = fs::read_to_string(&p) {
+                if let Some(t) = read(&p) {
                     texts.push((ext == "sources", t));
                 }
             }
@@ -232,6 +241,9 @@ fn system_mirrors() -> anyhow::Result<(String, Option<String>)> {
 /// apt-get and apt-cache with the private configuration of one release.
 struct Private {
     dir: PathBuf,
+    /// `<cache>/.apt`, and the release's directory in it, open.
+    apt: safe_fs::Dir,
+    here: safe_fs::Dir,
     release: &'static str,
     /// Whether this call made the release's directory: only then may a failed first update
     /// remove it again.
@@ -246,9 +258,14 @@ impl Private {
         let root = safe_fs::make_dir_all(&cache.root, Also::Nobody)?;
         let apt = root.subdir(".apt", Also::Nobody)?;
         let made_now = !apt.has(release);
-        let dir = apt.subdir(release, Also::Nobody)?.path().to_path_buf();
-        fs::create_dir_all(dir.join("lists/partial"))?;
-        fs::create_dir_all(dir.join("cache/archives/partial"))?;
+        let here = apt.subdir(release, Also::Nobody)?;
+        let dir = here.path().to_path_buf();
+        for path in [&["lists", "partial"][..], &["cache", "archives", "partial"]] {
+            let mut d = here.subdir(path[0], Also::Nobody)?;
+            for name in &path[1..] {
+                d = d.subdir(name, Also::Nobody)?;
+            }
+        }
         let (main, security) = system_mirrors()?;
         let keyring = "/usr/share/keyrings/debian-archive-keyring.gpg";
         let signed = if Path::new(keyring).is_file() {
@@ -260,9 +277,11 @@ impl Private {
         if let Some(s) = security.filter(|_| r.security) {
             list.push_str(&format!("deb {signed}{s} {release}-security main\n"));
         }
-        safe_fs::write_new(&dir.join("sources.list"), list.as_bytes())?;
+        here.write_atomic("sources.list", list.as_bytes())?;
         Ok(Private {
             dir,
+            apt,
+            here,
             release,
             made_now,
         })
@@ -299,8 +318,11 @@ impl Private {
     /// Downloads the release's package lists when they are missing or a day old. Lists that
     /// cannot be refreshed but were fetched before are used as they are, and said so.
     fn update(&self, p: &mut dyn Progress) -> anyhow::Result<()> {
-        let stamp = self.dir.join("updated");
-        let fresh = fs::metadata(&stamp)
+        let stamp = "updated";
+        let fresh = self
+            .here
+            .open_file(stamp)
+            .and_then(|f| f.metadata())
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
@@ -317,7 +339,7 @@ impl Private {
         // the release would look as if it had no such package.
         c.args(["-o", "APT::Update::Error-Mode=any", "update"]);
         if let Err(e) = output(c, &format!("apt-get update ({})", self.release)) {
-            if stamp.exists() {
+            if self.here.has(stamp) {
                 p.say(&format!(
                     "{e:#}; using Debian {}'s lists as they were last fetched",
                     self.release
@@ -326,12 +348,14 @@ impl Private {
             }
             // Lists never fetched leave nothing behind.
             if self.made_now {
-                let _ = fs::remove_dir_all(&self.dir);
-                remove_if_empty(self.dir.parent());
+                let _ = self.apt.remove(self.release.as_ref());
+                if self.apt.names().is_ok_and(|n| n.is_empty()) {
+                    let _ = self.apt.remove_empty();
+                }
             }
             return Err(e);
         }
-        fs::write(stamp, b"")?;
+        self.here.write_atomic(stamp, b"")?;
         Ok(())
     }
 
@@ -412,13 +436,6 @@ impl Private {
         }
         seen.sort();
         Ok(seen)
-    }
-}
-
-/// Removes `dir` (the `.apt` directory) when nothing is left in it.
-fn remove_if_empty(dir: Option<&Path>) {
-    if let Some(d) = dir {
-        let _ = fs::remove_dir(d);
     }
 }
 

@@ -134,6 +134,26 @@ impl Dir {
         }
     }
 
+    /// Removes this directory, which must be empty, by its name in its parent (reopened
+    /// without following a link); a directory that is no longer the one opened is left.
+    pub fn remove_empty(&self) -> io::Result<()> {
+        let (Some(parent), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+            return Ok(());
+        };
+        let up = File::from(rustix::fs::open(
+            parent,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?);
+        let here = self.file.metadata()?;
+        match rustix::fs::statat(&up, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if st.st_ino == here.ino() && st.st_dev == here.dev() => {
+                Ok(rustix::fs::unlinkat(&up, name, AtFlags::REMOVEDIR)?)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Renames `from` to `to` in this directory (a link is renamed as itself).
     pub fn rename(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
         Ok(rustix::fs::renameat(&self.file, from, &self.file, to)?)
