@@ -39,7 +39,25 @@ pub struct Limit {
 /// The file opened for reading, checked to be a regular file of at most `limit.max` bytes, and
 /// its size then. Reads through it should still be bounded (`take`): see `read`.
 pub fn open(path: &Path, limit: Limit) -> anyhow::Result<(File, u64)> {
-    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    // Looked at before it is opened: opening a device can itself do something (a tty, a
+    // watchdog). What is opened is checked again below, in case it was swapped meanwhile.
+    let looked = match limit.links {
+        Links::Refuse => std::fs::symlink_metadata(path),
+        Links::Follow => std::fs::metadata(path),
+    };
+    if let Some(m) = looked
+        .ok()
+        .filter(|m| !m.is_file() && !m.file_type().is_symlink())
+    {
+        return Err(BadInput(format!(
+            "{} is {}, not {}",
+            path.display(),
+            kind(&m),
+            limit.what
+        ))
+        .into());
+    }
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
     if limit.links == Links::Refuse {
         flags |= libc::O_NOFOLLOW;
     }

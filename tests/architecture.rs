@@ -1060,10 +1060,11 @@ fn raw_fs_calls(code: &str) -> Vec<String> {
     ] {
         let n = code.matches(pat).count();
         // `fs::create_dir_all(` was counted above as an `fs::` call already.
-        let counted = ["create_dir_all(", "remove_dir_all("]
-            .contains(&pat)
-            .then(|| code.matches(&format!("fs::{pat}")[..]).count())
-            .unwrap_or(0);
+        let counted = if ["create_dir_all(", "remove_dir_all("].contains(&pat) {
+            code.matches(&format!("fs::{pat}")[..]).count()
+        } else {
+            0
+        };
         out.extend(std::iter::repeat_n(
             pat.trim_end_matches('(').to_string(),
             n - counted,

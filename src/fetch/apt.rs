@@ -263,7 +263,13 @@ impl Private {
         for path in [&["lists", "partial"][..], &["cache", "archives", "partial"]] {
             let mut d = here.subdir(path[0], Also::Nobody)?;
             for name in &path[1..] {
-                d = d.subdir(name, Also::Nobody)?;
+                // apt gives its `partial` directories to its own download user (_apt).
+                let also = if *name == "partial" {
+                    Also::Anyone
+                } else {
+                    Also::Nobody
+                };
+                d = d.subdir(name, also)?;
             }
         }
         let (main, security) = system_mirrors()?;
@@ -658,7 +664,7 @@ fn fetch_one(
             size: d.size,
         });
     }
-    u.finish()?;
+    u.finish(archive::Top::Root)?;
     let t = triplet();
     let lib_dirs: Vec<String> = [format!("usr/lib/{t}"), format!("lib/{t}")]
         .into_iter()

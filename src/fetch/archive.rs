@@ -8,12 +8,14 @@
 //! An archive that breaks these rules is bad input (one sentence, exit 2); one that ends early
 //! or fails its checksums is a failed fetch (exit 1), as a cut download is.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use rustix::fs::FileType;
 use sha2::{Digest, Sha256};
@@ -28,8 +30,14 @@ pub const MAX_ARCHIVE: u64 = 16 << 30;
 pub const MAX_UNPACKED: u64 = 16 << 30;
 /// Entries of one build, over all its archives.
 pub const MAX_ENTRIES: u64 = 500_000;
-/// A GNU long name or long link target (Linux's PATH_MAX).
+/// A GNU long name or long link target, or a pax path (Linux's PATH_MAX).
 const MAX_LONG_NAME: u64 = 4096;
+/// Directories below a build's root an entry may be: far deeper than any build's files, and
+/// shallow enough that walking, checking and removing the tree stays cheap.
+pub const MAX_DEPTH: usize = 32;
+/// Decompressed bytes per compressed byte read, beyond the first 64 MiB: real builds shrink
+/// three- to tenfold; a stream that grows a hundredfold is a bomb, however much is skipped.
+const MAX_RATIO: u64 = 100;
 /// A pax extended header.
 const MAX_PAX: u64 = 64 << 10;
 /// Decompressed bytes after a tarball's end-of-archive marker (tar pads to 10 KiB records).
@@ -61,12 +69,27 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// The failure of a damaged archive, in words of dbperf's own: the tar crate's and the
+/// decoders' messages may quote the archive's bytes (a header's name field), and an archive
+/// can be any file the user can name.
+fn damaged(what: &str, e: &io::Error) -> anyhow::Error {
+    let how = match e.kind() {
+        io::ErrorKind::UnexpectedEof => "it ends early",
+        io::ErrorKind::OutOfMemory => "decoding it needs more memory than dbperf allows",
+        _ => "it is not a tarball dbperf can read, or it fails its own checksums",
+    };
+    anyhow::anyhow!("{what} is damaged: {how}")
+}
+
 /// A reader that hashes and counts what passes, refusing more than [`MAX_ARCHIVE`] bytes.
 struct Hashing<R> {
     inner: R,
     hash: Sha256,
     size: u64,
     over: bool,
+    /// `size`, for the decompressor's guard (`Expanding`), which reads it while this is
+    /// borrowed by the decoder.
+    seen: Rc<Cell<u64>>,
 }
 
 impl<R: Read> Hashing<R> {
@@ -76,6 +99,7 @@ impl<R: Read> Hashing<R> {
             hash: Sha256::new(),
             size: 0,
             over: false,
+            seen: Rc::default(),
         }
     }
 
@@ -96,7 +120,7 @@ impl<R: Read> Hashing<R> {
             ))
             .into();
         }
-        anyhow::anyhow!("{what} is damaged: {e}")
+        damaged(what, &e)
     }
 }
 
@@ -104,11 +128,35 @@ impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.size += n as u64;
+        self.seen.set(self.size);
         if self.size > MAX_ARCHIVE {
             self.over = true;
             return Err(io::Error::other("too large"));
         }
         self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// A decompressed stream, refused once it has grown past what its compressed bytes could give
+/// a real build (`MAX_RATIO`), or past `MAX_UNPACKED`: entries dbperf skips (a global pax
+/// header, a directory's data) are decompressed too, and counted here.
+struct Expanding<R> {
+    inner: R,
+    compressed: Rc<Cell<u64>>,
+    out: u64,
+    bomb: Rc<Cell<bool>>,
+}
+
+impl<R: Read> Read for Expanding<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.out += n as u64;
+        let allowed = (64 << 20) + MAX_RATIO.saturating_mul(self.compressed.get());
+        if self.out > allowed.min(MAX_UNPACKED) {
+            self.bomb.set(true);
+            return Err(io::Error::other("expands too much"));
+        }
         Ok(n)
     }
 }
@@ -135,6 +183,9 @@ pub struct Unpacker<'t> {
     entries: u64,
     /// The archive being read, for messages.
     what: String,
+    /// The archive file's bytes read so far, and whether its stream grew like a bomb.
+    compressed: Rc<Cell<u64>>,
+    bomb: Rc<Cell<bool>>,
 }
 
 /// What the prefix of a tarball's entries is: `package/native` in an npm package.
@@ -154,7 +205,7 @@ fn read_small(r: &mut impl Read, cap: u64, what: &str) -> anyhow::Result<Vec<u8>
     let mut out = Vec::new();
     r.take(cap + 1)
         .read_to_end(&mut out)
-        .map_err(|e| anyhow::anyhow!("{what} is damaged: {e}"))?;
+        .map_err(|e| damaged(what, &e))?;
     if out.len() as u64 > cap {
         return Err(BadInput(format!(
             "{what} has a header entry longer than {}",
@@ -187,7 +238,20 @@ impl<'t> Unpacker<'t> {
             written: 0,
             entries: 0,
             what: String::new(),
+            compressed: Rc::default(),
+            bomb: Rc::default(),
         }
+    }
+
+    /// A failed read of the archive: a bomb is bad input, anything else a damaged archive.
+    fn read_error(&self, e: &io::Error) -> anyhow::Error {
+        if self.bomb.get() {
+            return self.bad(format!(
+                "grows more than {MAX_RATIO}-fold when decompressed, or past {}, as no build does",
+                crate::untrusted::size(MAX_UNPACKED)
+            ));
+        }
+        damaged(&self.what, e)
     }
 
     pub fn tree(&self) -> &Tree {
@@ -203,7 +267,8 @@ impl<'t> Unpacker<'t> {
     pub fn tarball(&mut self, file: File, prefix: &Rel, what: &str) -> anyhow::Result<FileDigest> {
         self.what = what.to_string();
         let mut h = Hashing::new(file);
-        let r = self.compressed(&mut h, prefix);
+        self.compressed = h.seen.clone();
+        let r = self.compressed_tar(&mut h, prefix);
         self.end(h, r)
     }
 
@@ -211,6 +276,7 @@ impl<'t> Unpacker<'t> {
     pub fn deb(&mut self, file: File, what: &str) -> anyhow::Result<FileDigest> {
         self.what = what.to_string();
         let mut h = Hashing::new(file);
+        self.compressed = h.seen.clone();
         let r = self.deb_members(&mut h);
         self.end(h, r)
     }
@@ -226,7 +292,7 @@ impl<'t> Unpacker<'t> {
         Ok(h.digest())
     }
 
-    fn compressed(&mut self, r: &mut impl Read, prefix: &Rel) -> anyhow::Result<()> {
+    fn compressed_tar(&mut self, r: &mut impl Read, prefix: &Rel) -> anyhow::Result<()> {
         let mut r = BufReader::with_capacity(1 << 16, r);
         let head = r
             .fill_buf()
@@ -250,7 +316,7 @@ impl<'t> Unpacker<'t> {
     fn deb_members(&mut self, r: &mut impl Read) -> anyhow::Result<()> {
         let mut magic = [0u8; 8];
         r.read_exact(&mut magic)
-            .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+            .map_err(|e| damaged(&self.what, &e))?;
         if &magic != b"!<arch>\n" {
             return Err(self.bad("is not a Debian package (no ar header)"));
         }
@@ -260,10 +326,10 @@ impl<'t> Unpacker<'t> {
             match r.read(&mut head[..1]) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(e) => anyhow::bail!("{} is damaged: {e}", self.what),
+                Err(e) => return Err(damaged(&self.what, &e)),
             }
             r.read_exact(&mut head[1..])
-                .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+                .map_err(|e| damaged(&self.what, &e))?;
             let size = std::str::from_utf8(&head[48..58])
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok());
@@ -280,10 +346,9 @@ impl<'t> Unpacker<'t> {
                     return Err(self.bad("has two data members"));
                 }
                 found = true;
-                self.compressed(&mut member, &Rel::root())?;
+                self.compressed_tar(&mut member, &Rel::root())?;
             }
-            io::copy(&mut member, &mut io::sink())
-                .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+            io::copy(&mut member, &mut io::sink()).map_err(|e| damaged(&self.what, &e))?;
             if member.limit() > 0 {
                 anyhow::bail!("{} is damaged: it ends inside a member", self.what);
             }
@@ -300,12 +365,17 @@ impl<'t> Unpacker<'t> {
     /// Every entry of a tar stream. Raw entries, with GNU long names and pax headers read here
     /// under a cap (the tar crate reads them whole, whatever size their header says).
     fn tar(&mut self, r: impl Read, prefix: &Rel) -> anyhow::Result<()> {
+        let r = Expanding {
+            inner: r,
+            compressed: self.compressed.clone(),
+            out: 0,
+            bomb: self.bomb.clone(),
+        };
         let mut ar = tar::Archive::new(r);
         let mut pending = Pending::default();
-        let damaged = |e: io::Error, what: &str| anyhow::anyhow!("{what} is damaged: {e}");
-        let entries = ar.entries().map_err(|e| damaged(e, &self.what))?.raw(true);
+        let entries = ar.entries().map_err(|e| damaged(&self.what, &e))?.raw(true);
         for e in entries {
-            let mut e = e.map_err(|e| damaged(e, &self.what))?;
+            let mut e = e.map_err(|e| self.read_error(&e))?;
             self.entries += 1;
             if self.entries > MAX_ENTRIES {
                 return Err(self.bad(format!("has more than {MAX_ENTRIES} entries")));
@@ -323,9 +393,17 @@ impl<'t> Unpacker<'t> {
                 EntryType::XHeader => {
                     let data = read_small(&mut e, MAX_PAX, &self.what)?;
                     for x in tar::PaxExtensions::new(&data).flatten() {
+                        let v = x.value_bytes();
+                        let long = v.len() as u64 > MAX_LONG_NAME;
                         match x.key_bytes() {
-                            b"path" => pending.path = Some(x.value_bytes().to_vec()),
-                            b"linkpath" => pending.link = Some(x.value_bytes().to_vec()),
+                            b"path" | b"linkpath" if long => {
+                                return Err(self.bad(format!(
+                                    "names a path longer than {}",
+                                    crate::untrusted::size(MAX_LONG_NAME)
+                                )))
+                            }
+                            b"path" => pending.path = Some(v.to_vec()),
+                            b"linkpath" => pending.link = Some(v.to_vec()),
                             _ => {}
                         }
                     }
@@ -346,7 +424,7 @@ impl<'t> Unpacker<'t> {
         }
         // The stream read to its end (gzip's and xz's own checks run there), within reason.
         let mut rest = ar.into_inner().take(MAX_TRAILER + 1);
-        let n = io::copy(&mut rest, &mut io::sink()).map_err(|e| damaged(e, &self.what))?;
+        let n = io::copy(&mut rest, &mut io::sink()).map_err(|e| self.read_error(&e))?;
         if n > MAX_TRAILER {
             return Err(self.bad("goes on past its end-of-archive marker"));
         }
@@ -374,9 +452,10 @@ impl<'t> Unpacker<'t> {
         let Some(rest) = strip(full, prefix) else {
             return Ok(());
         };
-        let Some(rel) = Rel::parse(&rest) else {
+        let Some(rel) = Rel::parse(&rest).filter(|r| r.names().len() <= MAX_DEPTH) else {
             return Err(self.bad(format!(
-                "holds a path that leaves its directory: {}",
+                "holds a path that leaves its directory, has a name over 255 bytes or is deeper \
+                 than {MAX_DEPTH} directories: {}",
                 shown(path)
             )));
         };
@@ -441,8 +520,7 @@ impl<'t> Unpacker<'t> {
     fn copy(&mut self, e: &mut impl Read, f: &mut File) -> anyhow::Result<()> {
         let room = MAX_UNPACKED - self.written;
         let mut w = io::BufWriter::with_capacity(1 << 16, f);
-        let n = io::copy(&mut e.take(room + 1), &mut w)
-            .map_err(|e| anyhow::anyhow!("{} is damaged: {e}", self.what))?;
+        let n = io::copy(&mut e.take(room + 1), &mut w).map_err(|e| damaged(&self.what, &e))?;
         w.flush()?;
         if n > room {
             return Err(self.bad(format!(
@@ -461,7 +539,7 @@ impl<'t> Unpacker<'t> {
             BadInput(format!(
                 "{} holds a link that leaves its directory: {} -> {}",
                 self.what,
-                at,
+                crate::untrusted::shown(&at.to_string()),
                 crate::untrusted::shown(&target.to_string_lossy())
             ))
         };
@@ -482,33 +560,97 @@ impl<'t> Unpacker<'t> {
             }
         };
         if self.links.insert(at.clone(), target).is_some() || self.files.contains(&at) {
-            return Err(BadInput(format!("{} holds two entries named {at}", self.what)).into());
+            return Err(BadInput(format!(
+                "{} holds two entries named {}",
+                self.what,
+                crate::untrusted::shown(&at.to_string())
+            ))
+            .into());
         }
         Ok(())
     }
 
-    /// Checks every link, then makes them all. Returns how many entries were unpacked.
-    pub fn finish(self) -> anyhow::Result<u64> {
+    /// Checks every link against the directory that becomes the build (`top`), then makes
+    /// them all. A `..` that climbs above that directory leaves the build, whatever is above it
+    /// while unpacking.
+    pub fn finish(self, top: Top) -> anyhow::Result<Unpacked> {
+        let top = match top {
+            Top::Root => Rel::root(),
+            Top::SingleDirectory => self.single_top()?.unwrap_or_default(),
+        };
+        let mut within = BTreeMap::new();
         for (at, target) in &self.links {
-            if !stays_inside(at, target, &self.links) {
-                return Err(BadInput(format!(
-                    "{} holds a link that leaves its directory: {at} -> {}",
-                    self.what,
-                    crate::untrusted::shown(&target.to_string_lossy())
-                ))
-                .into());
+            let Some(r) = at.strip_prefix(&top) else {
+                return Err(self.leaves(at, target));
+            };
+            within.insert(r, target.clone());
+        }
+        for (at, target) in &within {
+            if !stays_inside(at, target, &within) {
+                return Err(self.leaves(at, target));
             }
         }
         for (at, target) in &self.links {
-            let taken = || BadInput(format!("{} holds two entries named {at}", self.what));
+            let taken = || {
+                BadInput(format!(
+                    "{} holds two entries named {}",
+                    self.what,
+                    crate::untrusted::shown(&at.to_string())
+                ))
+            };
             match self.tree.kind(at) {
                 Ok(None) => {}
                 Ok(Some(_)) | Err(_) => return Err(taken().into()),
             }
             self.tree.symlink(at, target).map_err(|_| taken())?;
         }
-        Ok(self.entries)
+        Ok(Unpacked {
+            entries: self.entries,
+            top,
+        })
     }
+
+    fn leaves(&self, at: &Rel, target: &Path) -> anyhow::Error {
+        BadInput(format!(
+            "{} holds a link that leaves its directory: {} -> {}",
+            self.what,
+            crate::untrusted::shown(&at.to_string()),
+            crate::untrusted::shown(&target.to_string_lossy())
+        ))
+        .into()
+    }
+
+    /// The one directory every entry is under, links to be made included; None when the root
+    /// holds anything else.
+    fn single_top(&self) -> anyhow::Result<Option<Rel>> {
+        let mut names = self.tree.names(&Rel::root())?;
+        names.extend(self.links.keys().filter_map(|l| l.names().first().cloned()));
+        names.sort();
+        names.dedup();
+        let [only] = names.as_slice() else {
+            return Ok(None);
+        };
+        let rel = Rel::root().join(only).expect("a name of the tree");
+        let dir = matches!(self.tree.kind(&rel)?, Some(FileType::Directory));
+        Ok((dir && !self.links.contains_key(&rel)).then_some(rel))
+    }
+}
+
+/// Where a build's own directory is in what was unpacked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Top {
+    /// The tree's root (npm's `native/`, a Debian package's `/`).
+    Root,
+    /// The one directory every entry is under, when there is one (an official tarball's
+    /// `mysql-8.0.36-linux-glibc2.28-x86_64/`); else the root.
+    SingleDirectory,
+}
+
+/// What `finish` leaves: how many entries were read, and the build's directory in the tree.
+#[derive(Debug)]
+pub struct Unpacked {
+    pub entries: u64,
+    pub top: Rel,
 }
 
 /// Where following `target` from the directory `from` leads, going through the build's links
@@ -552,17 +694,6 @@ fn stays_inside(at: &Rel, target: &Path, links: &BTreeMap<Rel, PathBuf>) -> bool
     resolve(links, Vec::new(), &parent.to_path(), &mut hops)
         .and_then(|dir| resolve(links, dir, target, &mut hops))
         .is_some()
-}
-
-/// The one directory a build's files are under (`mysql-8.0.36-linux-glibc2.28-x86_64/`), to be
-/// the build itself; None when the root holds anything else.
-pub fn top_dir(tree: &Tree) -> anyhow::Result<Option<Rel>> {
-    let names = tree.names(&Rel::root())?;
-    let [only] = names.as_slice() else {
-        return Ok(None);
-    };
-    let rel = Rel::root().join(only);
-    Ok(rel.filter(|r| matches!(tree.kind(r), Ok(Some(FileType::Directory)))))
 }
 
 /// A small file of the build (pg-symlinks.json), at most `cap` bytes, as text.

@@ -90,11 +90,12 @@ pub fn fetch(
             );
         }
     }
-    if u.finish()? == 0 {
+    let unpacked = u.finish(archive::Top::SingleDirectory)?;
+    if unpacked.entries == 0 {
         return bad_input(format!("{from} holds no files"));
     }
     let tree = &staging.build;
-    let top = archive::top_dir(tree)?.unwrap_or_default();
+    let top = unpacked.top;
     let build = tree.path().join(top.to_path());
     let l = layout::find(kind, Some(&build), false).map_err(|e| {
         // The sentence names the temporary directory; the user knows it as the tarball's top.

@@ -224,7 +224,11 @@ impl Cache {
         let json = serde_json::to_vec_pretty(info)?;
         let tree = &staging.build;
         let file = top.join(BUILD_JSON).expect("a plain name");
-        let mut f = tree.create_file(&file, 0o644)?;
+        let mut f = tree.create_file(&file, 0o644).map_err(|_| {
+            crate::error::BadInput(format!(
+                "the build holds a {BUILD_JSON} that dbperf cannot replace with its own record"
+            ))
+        })?;
         f.write_all(&json)?;
         f.sync_all()?;
         let name = format!("{}-{key}", info.engine);
@@ -235,7 +239,17 @@ impl Cache {
         };
         let b = read_build(&staging.root, &name)?;
         match (moved, b) {
-            (_, Some(b)) => Ok(b),
+            (true, Some(b)) => Ok(b),
+            // Another dbperf finished first: its build serves only if it is these very bytes
+            // (a --sha256 this fetch checked must not vouch for another file's build).
+            (false, Some(b)) if b.info.sha256 == info.sha256 => Ok(b),
+            (false, Some(b)) => anyhow::bail!(
+                "another dbperf cached {} {key} meanwhile from other bytes (sha256 {}, this \
+                 fetch's {}); this one was not cached",
+                info.engine,
+                b.info.sha256,
+                info.sha256
+            ),
             (_, None) => anyhow::bail!(
                 "cannot move the build into {}: something else is there",
                 self.root.join(&name).display()
@@ -627,6 +641,17 @@ pub fn resolve_target(
             ));
         }
     };
+    // The entry and its build.json were checked; this also holds if a link inside the build
+    // was made to lead elsewhere after it was fetched.
+    if !safe_fs::leads_inside(&build.basedir(), &build.dir) {
+        return bad_input(format!(
+            "the cached build {} leads outside its directory (its basedir goes through a link); \
+             remove it with `dbperf fetch --remove {} {}` and fetch it again",
+            build.dir.display(),
+            t.engine,
+            build.info.version
+        ));
+    }
     t.path = Some(build.basedir());
     t.build = Some(serde_json::to_value(&build.info)?);
     Ok(())
@@ -822,6 +847,56 @@ mod tests {
         )
         .unwrap();
         refused(&cache, "can be written by other users");
+    }
+
+    /// Two fetches of one version at once: the second finds the first's build in place, and
+    /// takes it only when it is the same bytes; a --sha256 it checked never vouches for
+    /// another file's build.
+    #[test]
+    fn a_build_another_fetch_installed_first_serves_only_if_it_is_the_same_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = Cache::locate(Some(&d.path().join("c"))).unwrap();
+        let info = |sha: &str| BuildInfo {
+            schema: BUILD_SCHEMA,
+            engine: "postgres".into(),
+            version: "15.1".into(),
+            family: "test".into(),
+            source: SourceRecord {
+                client: "file".into(),
+                package: None,
+                package_version: None,
+                release: None,
+                url: None,
+                file: None,
+                packages: Vec::new(),
+            },
+            sha256: sha.into(),
+            size: 1,
+            fetched_at: now_rfc3339(),
+            basedir: ".".into(),
+            loader: None,
+            library_path: None,
+            notes: Vec::new(),
+        };
+        let stage = |name: &str| {
+            let s = cache.staging(name).unwrap();
+            let bin = Rel::parse(Path::new("bin/postgres")).unwrap();
+            s.build.create_file(&bin, 0o755).unwrap();
+            s
+        };
+        let (a, b, c) = (stage("a"), stage("b"), stage("c"));
+        let first = cache
+            .install(&a, &Rel::root(), "15.1", &info("aaaa"))
+            .unwrap();
+        assert_eq!(first.info.sha256, "aaaa");
+        let e = cache
+            .install(&b, &Rel::root(), "15.1", &info("bbbb"))
+            .unwrap_err();
+        assert!(e.to_string().contains("from other bytes"), "{e}");
+        let same = cache
+            .install(&c, &Rel::root(), "15.1", &info("aaaa"))
+            .unwrap();
+        assert_eq!(same.dir, first.dir);
     }
 
     #[test]

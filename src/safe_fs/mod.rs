@@ -190,6 +190,14 @@ impl Dir {
     /// blocking on a FIFO.
     pub fn open_file(&self, name: &str) -> io::Result<File> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let st = rustix::fs::statat(&self.file, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let flags = flags | OFlags::NOCTTY;
         let f = File::from(rustix::fs::openat(&self.file, name, flags, Mode::empty())?);
         if !f.metadata()?.is_file() {
             return Err(io::Error::new(
@@ -315,6 +323,15 @@ pub fn output_dir(path: &Path) -> anyhow::Result<Dir> {
             .into()
         }
     })
+}
+
+/// Whether `path`, every link on the way resolved, is `dir` or below it (`dir` resolved too):
+/// a path a record names inside a directory, checked to lead nowhere else.
+pub fn leads_inside(path: &Path, dir: &Path) -> bool {
+    match (fs::canonicalize(path), fs::canonicalize(dir)) {
+        (Ok(p), Ok(d)) => p.starts_with(d),
+        _ => false,
+    }
 }
 
 /// The name of `uid` for messages, or its number.
@@ -572,9 +589,16 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Opens an existing regular file to read: never through a link, never blocking on a FIFO
 /// planted in its place, never a file with a second name (a hard link to something else).
 pub fn open_regular(path: &Path) -> io::Result<File> {
+    // Looked at first: opening a device can itself do something (a tty, a watchdog).
+    if fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
     let f = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let m = f.metadata()?;
     if !m.is_file() {

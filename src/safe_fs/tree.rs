@@ -83,6 +83,13 @@ impl Rel {
         self.0.last().map(OsString::as_os_str)
     }
 
+    /// This path below `prefix`, with `prefix` removed; None when it is not below it.
+    pub fn strip_prefix(&self, prefix: &Rel) -> Option<Rel> {
+        self.0
+            .starts_with(&prefix.0)
+            .then(|| Rel(self.0[prefix.0.len()..].to_vec()))
+    }
+
     pub fn to_path(&self) -> PathBuf {
         self.0.iter().collect()
     }
@@ -240,7 +247,15 @@ impl Tree {
     /// Opens the regular file `rel` to read: never through a link, never blocking on a FIFO.
     pub fn open_file(&self, rel: &Rel) -> io::Result<File> {
         let (dir, name) = self.parent(rel, false)?;
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let st = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{rel} is not a regular file"),
+            ));
+        }
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+        let flags = flags | OFlags::CLOEXEC;
         let f = File::from(rustix::fs::openat(&dir, name, flags, Mode::empty())?);
         if !f.metadata()?.is_file() {
             return Err(io::Error::new(

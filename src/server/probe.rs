@@ -39,12 +39,19 @@ pub fn ask(
         .map_err(|e| anyhow::anyhow!("{} does not run: {e}", program.display()))?;
     // Read on threads so a binary that prints more than a pipe holds is not blocked forever;
     // each reader stops storing at the cap and drains the rest.
-    let out = child.stdout.take().map(read_capped);
-    let err = child.stderr.take().map(read_capped);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let readers = [
+        child.stdout.take().map(|o| read_capped(o, 0, tx.clone())),
+        child.stderr.take().map(|e| read_capped(e, 1, tx.clone())),
+    ];
+    drop(tx);
     let start = Instant::now();
     let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
+        // Seen ended but not reaped: its pid, so its group's id, is still its own, and what it
+        // left running in the group (a `sleep &` holding the pipes open) goes with it.
+        if super::process::has_ended(&child) {
+            super::process::signal_group(child.id(), libc::SIGKILL);
+            break child.wait()?;
         }
         if start.elapsed() > deadline {
             super::process::signal_group(child.id(), libc::SIGKILL);
@@ -59,24 +66,43 @@ pub fn ask(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut text = String::new();
-    for h in [out, err].into_iter().flatten() {
-        text.push_str(&h.join().unwrap_or_default());
+    // The pipes close when the last holder is gone; one that escaped the group may hold them,
+    // and is not waited for past the deadline.
+    let mut texts = [String::new(), String::new()];
+    for _ in readers.iter().flatten() {
+        let left = deadline
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_secs(1));
+        match rx.recv_timeout(left) {
+            Ok((i, t)) => texts[i] = t,
+            Err(_) => anyhow::bail!(
+                "{} {} exited but something it started kept its output open past {}",
+                program.display(),
+                args.join(" "),
+                crate::dbms::seconds(deadline)
+            ),
+        }
     }
     Ok(Answer {
-        text,
+        text: texts.concat(),
         success: status.success(),
     })
 }
 
-fn read_capped<R: Read + Send + 'static>(r: R) -> std::thread::JoinHandle<String> {
+/// Reads `r` on a thread, keeping at most `MAX_OUTPUT` bytes and draining the rest, then sends
+/// (`which`, the text) once it ends.
+fn read_capped<R: Read + Send + 'static>(
+    r: R,
+    which: usize,
+    done: std::sync::mpsc::Sender<(usize, String)>,
+) {
     std::thread::spawn(move || {
         let mut r = r;
         let mut kept = Vec::new();
         let _ = (&mut r).take(MAX_OUTPUT).read_to_end(&mut kept);
         let _ = std::io::copy(&mut r, &mut std::io::sink());
-        String::from_utf8_lossy(&kept).into_owned()
-    })
+        let _ = done.send((which, String::from_utf8_lossy(&kept).into_owned()));
+    });
 }
 
 #[cfg(test)]
@@ -106,6 +132,23 @@ mod tests {
         assert!(e.to_string().contains("did not finish within"), "{e}");
         // The sleep's whole group was killed, not waited for.
         assert!(t.elapsed() < Duration::from_secs(50), "{:?}", t.elapsed());
+        // One that prints its version and leaves a child holding its output: answered, and the
+        // child is gone with it.
+        let t = Instant::now();
+        let a = ask(
+            Path::new("/bin/sh"),
+            &["-c", "echo 'postgres (PostgreSQL) 15.1'; sleep 100000 &"],
+            None,
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert!(a.text.contains("15.1"), "{}", a.text);
+        assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", "^sleep 100000$"])
+            .output()
+            .unwrap();
+        assert!(left.stdout.is_empty(), "the background child was killed");
     }
 
     #[test]
