@@ -590,7 +590,8 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// planted in its place, never a file with a second name (a hard link to something else).
 pub fn open_regular(path: &Path) -> io::Result<File> {
     // Looked at first: opening a device can itself do something (a tty, a watchdog).
-    if fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+    // (A link is left to O_NOFOLLOW, whose ELOOP says what it is.)
+    if fs::symlink_metadata(path).is_ok_and(|m| !m.is_file() && !m.file_type().is_symlink()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
