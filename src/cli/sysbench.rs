@@ -47,10 +47,11 @@ pub struct SysbenchArgs {
     #[arg(long, value_enum)]
     pub run_order: Option<RunOrderArg>,
 
-    /// Connections (threads) per microbenchmark; point-query.warm and the 2024 scan use one per
-    /// table, as the original [default: preset's].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<u64>,
+    /// Connections (threads) per microbenchmark, or a list of them for a sweep (`1,2,8`: each
+    /// microbenchmark runs at each count in turn, after one load); point-query.warm and the
+    /// 2024 scan use one per table, as the original [default: preset's].
+    #[arg(long, value_name = "N[,N...]", value_parser = spec::parse_levels)]
+    pub threads: Option<spec::Levels>,
 
     /// Tables sbtest1..sbtestN [default: preset's].
     #[arg(long, value_name = "N")]
@@ -113,7 +114,7 @@ impl SysbenchArgs {
                 _ => RunOrder::Current,
             },
             tests: self.tests.clone(),
-            threads: self.threads,
+            threads: self.threads.clone(),
             tables: self.tables,
             rows: self.rows,
             read_seconds: self.read_seconds,
@@ -164,7 +165,7 @@ pub fn print_list(p: &SysbenchParams) {
             b.group.title().to_string(),
             if b.trx { "trx" } else { "autocommit" }.to_string(),
             b.statements_per_event().to_string(),
-            p.threads_of(e).to_string(),
+            p.threads_of(pl).to_string(),
             p.seconds_of(e)
                 .map(|s| s.to_string())
                 .unwrap_or_else(|| "1 event".into()),

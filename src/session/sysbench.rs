@@ -320,7 +320,7 @@ impl SysbenchSteps {
             KINDS[EVENT].to_string(),
             op_stats(&m.kinds[EVENT], o.measured_s),
         );
-        let threads = p.threads_of(&t.entry);
+        let threads = p.threads_of(t);
         let sysbench = self.step_record(t, &o);
         let table_rows = (cx.count_rows && status != Status::Failed)
             .then(|| count_rows(&self.dbms, &p.table_names(), cx))
@@ -393,7 +393,7 @@ impl SysbenchSteps {
             transaction: b.trx,
             keys: json_word(&b.keys),
             prepared: p.prepared,
-            threads: p.threads_of(e),
+            threads: p.threads_of(t),
             tables: p.tables,
             rows_per_table: p.rows,
             planned_s,

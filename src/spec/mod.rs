@@ -202,6 +202,52 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is too large"))
 }
 
+/// Concurrency levels of a sweep: `--clients 1,4`, `--threads 1,2,8` (a campaign's
+/// `threads = [1, 2, 8]` arrives comma-joined). Each a whole number of at least 1, none twice, at
+/// most `MAX_LEVELS` of them; returned in ascending order, the lowest first (what per-client
+/// figures are relative to).
+pub fn parse_levels(s: &str) -> Result<Levels, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let p = part.trim();
+        if p.is_empty() {
+            return Err(format!("'{s}' has an empty level; write levels like 1,2,8"));
+        }
+        let n: u64 = p
+            .parse()
+            .map_err(|_| format!("'{p}' is not a whole number of clients or threads"))?;
+        if n == 0 {
+            return Err(format!("'{s}': a level must be at least 1"));
+        }
+        if out.contains(&n) {
+            return Err(format!("'{s}' names {n} twice"));
+        }
+        out.push(n);
+    }
+    if out.len() > MAX_LEVELS {
+        return Err(format!("'{s}' has more than {MAX_LEVELS} levels"));
+    }
+    out.sort_unstable();
+    Ok(Levels(out))
+}
+
+/// The most levels one sweep may have.
+pub const MAX_LEVELS: usize = 16;
+
+/// Concurrency levels, ascending, at least one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Levels(pub Vec<u64>);
+
+impl Levels {
+    pub fn lowest(&self) -> u64 {
+        self.0[0]
+    }
+
+    pub fn highest(&self) -> u64 {
+        *self.0.last().expect("at least one level")
+    }
+}
+
 /// Parses a size in bytes with an optional binary suffix, as perf's `--max-size` takes it:
 /// `2G`, `512M`, `200K`, `4096` (bytes; `B` allowed).
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -224,6 +270,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_are_sorted_and_bad_lists_refused() {
+        assert_eq!(parse_levels("8, 1,2").unwrap(), Levels(vec![1, 2, 8]));
+        assert_eq!(parse_levels("4").unwrap().lowest(), 4);
+        for bad in ["", "1,,2", "0", "1,0", "2,2", "a", "-1", "1.5"] {
+            assert!(parse_levels(bad).is_err(), "{bad}");
+        }
+        let many: Vec<String> = (1..=17).map(|i| i.to_string()).collect();
+        assert!(parse_levels(&many.join(",")).is_err());
+    }
 
     #[test]
     fn sizes_take_binary_suffixes() {

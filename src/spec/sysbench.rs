@@ -12,7 +12,8 @@ use crate::workload::sysbench::{select, KValues, SysbenchParams, LOAD_BATCH, ZIP
 pub struct SysbenchOverrides {
     pub run_order: RunOrder,
     pub tests: Option<Vec<String>>,
-    pub threads: Option<u64>,
+    /// One count, or the levels of a sweep.
+    pub threads: Option<super::Levels>,
     pub tables: Option<u64>,
     pub rows: Option<u64>,
     pub read_seconds: Option<u64>,
@@ -56,11 +57,15 @@ pub fn sysbench_params(
     preset: &SysbenchPreset,
     o: &SysbenchOverrides,
 ) -> anyhow::Result<SysbenchParams> {
-    let threads = o.threads.unwrap_or(preset.threads);
+    let levels = o
+        .threads
+        .clone()
+        .unwrap_or_else(|| super::Levels(vec![preset.threads]));
+    let (threads, most) = (levels.lowest(), levels.highest());
     let tables = o.tables.unwrap_or(preset.tables);
     let rows = o.rows.unwrap_or(preset.rows);
-    if threads == 0 || threads > MAX_THREADS {
-        return bad_input(format!("--threads must be 1..{MAX_THREADS}, got {threads}"));
+    if threads == 0 || most > MAX_THREADS {
+        return bad_input(format!("--threads must be 1..{MAX_THREADS}, got {most}"));
     }
     if tables == 0 || tables > MAX_THREADS {
         return bad_input(format!("--tables must be 1..{MAX_THREADS}, got {tables}"));
@@ -71,9 +76,9 @@ pub fn sysbench_params(
             i32::MAX
         ));
     }
-    if threads > rows {
+    if most > rows {
         return bad_input(format!(
-            "--threads {threads} is more threads than the {rows} rows per table"
+            "--threads {most} is more threads than the {rows} rows per table"
         ));
     }
     let secs = |name: &str, v: Option<u64>, d: u64| -> anyhow::Result<u64> {
@@ -102,6 +107,11 @@ pub fn sysbench_params(
         preset: preset.name.clone(),
         run_order: o.run_order,
         threads,
+        thread_levels: if levels.0.len() > 1 {
+            levels.0
+        } else {
+            Vec::new()
+        },
         tables,
         rows,
         read_seconds,
@@ -134,20 +144,61 @@ mod tests {
         assert_eq!((p.threads, p.tables, p.rows), (1, 1, 10_000));
     }
 
+    /// A sweep runs each microbenchmark at every level before the next one, as the original's
+    /// run.sh loops over thread counts inside each test; the tests whose count is the number of
+    /// tables run once.
+    #[test]
+    fn a_thread_sweep_is_the_inner_loop() {
+        let o = SysbenchOverrides {
+            threads: Some(super::super::Levels(vec![1, 4])),
+            tests: Some(vec![
+                "point-query.warm".into(),
+                "point-query".into(),
+                "scan".into(),
+            ]),
+            ..Default::default()
+        };
+        let p = sysbench_params(&sysbench_get("quick").unwrap(), &o).unwrap();
+        assert_eq!(p.threads, 1);
+        assert_eq!(
+            p.step_names(),
+            [
+                "load",
+                "point-query.warm_range=100",
+                "scan_range=100_threads=1",
+                "scan_range=100_threads=4",
+                "point-query_range=100_threads=1",
+                "point-query_range=100_threads=4",
+            ]
+        );
+        let threads: Vec<u64> = p.planned().iter().map(|t| p.threads_of(t)).collect();
+        assert_eq!(threads, [p.tables, 1, 4, 1, 4]);
+        assert_eq!(
+            crate::workload::sysbench::split_level("scan_range=100_threads=4"),
+            ("scan_range=100", Some(4))
+        );
+        // Over the rows per table, at its highest level.
+        let o = SysbenchOverrides {
+            threads: Some(super::super::Levels(vec![1, 20_000])),
+            ..Default::default()
+        };
+        assert!(sysbench_params(&sysbench_get("quick").unwrap(), &o).is_err());
+    }
+
     #[test]
     fn impossible_values_are_bad_input() {
         let q = sysbench_get("quick").unwrap();
         for (o, words) in [
             (
                 SysbenchOverrides {
-                    threads: Some(20_000),
+                    threads: Some(super::super::Levels(vec![20_000])),
                     ..Default::default()
                 },
                 "--threads",
             ),
             (
                 SysbenchOverrides {
-                    threads: Some(50),
+                    threads: Some(super::super::Levels(vec![50])),
                     rows: Some(10),
                     ..Default::default()
                 },

@@ -48,7 +48,14 @@ pub enum KValues {
 pub struct SysbenchParams {
     pub preset: String,
     pub run_order: RunOrder,
+    /// Threads of each microbenchmark that takes the given count; with several levels, the
+    /// lowest.
     pub threads: u64,
+    /// A concurrency sweep (`--threads 1,2,8`): every such microbenchmark runs once per level,
+    /// in ascending order, right after the one before (the test is the outer loop, the thread
+    /// count the inner one, as the original's run.sh loops); empty without a sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_levels: Vec<u64>,
     pub tables: u64,
     /// Rows per table.
     pub rows: u64,
@@ -80,11 +87,32 @@ pub struct Planned {
     pub bench: &'static Microbenchmark,
     /// The range was given by the user (`<test>_range=<N>`), not taken from the run order.
     pub custom_range: bool,
+    /// Its level of a concurrency sweep; None without one (or for a test whose thread count
+    /// is the number of tables).
+    pub level: Option<u64>,
 }
 
 impl Planned {
+    /// The original's label, and `_threads=<N>` after it for a level of a sweep.
     pub fn label(&self) -> String {
-        self.entry.label()
+        match self.level {
+            Some(t) => format!("{}{THREADS_SUFFIX}{t}", self.entry.label()),
+            None => self.entry.label(),
+        }
+    }
+}
+
+/// What a sweep's level adds to a label: `point-query_range=100_threads=8`.
+pub const THREADS_SUFFIX: &str = "_threads=";
+
+/// A label without its sweep level, and the level: `("point-query_range=100", Some(8))`.
+pub fn split_level(label: &str) -> (&str, Option<u64>) {
+    match label.rsplit_once(THREADS_SUFFIX) {
+        Some((base, n)) => match n.parse() {
+            Ok(n) => (base, Some(n)),
+            Err(_) => (label, None),
+        },
+        None => (label, None),
     }
 }
 
@@ -116,6 +144,7 @@ pub fn select(
         entry: *e,
         bench: catalog::find(e.test).expect("run orders name catalog tests"),
         custom_range: custom,
+        level: None,
     };
     let Some(selectors) = selectors else {
         return Ok(entries.iter().map(|e| planned(e, false)).collect());
@@ -239,7 +268,21 @@ impl SysbenchParams {
     /// The plan as the selection made it (validated when the parameters were made).
     pub fn planned(&self) -> Vec<Planned> {
         let sel: Vec<String> = self.tests.clone();
-        select(self.run_order, Some(&sel), self.rows).expect("labels were validated")
+        let once = select(self.run_order, Some(&sel), self.rows).expect("labels were validated");
+        if self.thread_levels.len() < 2 {
+            return once;
+        }
+        let mut out = Vec::new();
+        for p in once {
+            match p.entry.threads {
+                Threads::Given => out.extend(self.thread_levels.iter().map(|&t| Planned {
+                    level: Some(t),
+                    ..p.clone()
+                })),
+                Threads::Tables => out.push(p),
+            }
+        }
+        out
     }
 
     /// Step names in order: `load` (when loading), then every microbenchmark's label.
@@ -248,14 +291,16 @@ impl SysbenchParams {
         if self.load {
             v.push(LOAD.to_string());
         }
-        v.extend(self.tests.iter().cloned());
+        v.extend(self.planned().iter().map(Planned::label));
         v
     }
 
-    pub fn threads_of(&self, e: &Entry) -> u64 {
-        match e.threads {
-            Threads::Given => self.threads,
-            Threads::Tables => self.tables,
+    /// Its threads: its sweep level, or the given count, or one per table.
+    pub fn threads_of(&self, p: &Planned) -> u64 {
+        match (p.level, p.entry.threads) {
+            (Some(t), _) => t,
+            (None, Threads::Given) => self.threads,
+            (None, Threads::Tables) => self.tables,
         }
     }
 
@@ -386,7 +431,7 @@ impl Sysbench {
         };
         let partial = Arc::new(AtomicU64::new(0));
         let mut roles = Vec::new();
-        for thread in 0..p.threads_of(e) {
+        for thread in 0..p.threads_of(t) {
             let spec = RunnerSpec {
                 bench: b,
                 tables: p.table_names(),
