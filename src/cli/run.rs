@@ -91,9 +91,11 @@ pub struct RunArgs {
     pub steps: Option<Vec<String>>,
 
     /// Number of clients; each has its own connections (1 for loads, 2 for l.i1/l.i2, 3 for
-    /// qr/qp) and, unless --shared-table, its own table piN.
-    #[arg(long, value_name = "N", group = IBENCH)]
-    pub clients: Option<u64>,
+    /// qr/qp) and, unless --shared-table, its own table piN. A list (`1,4`) is a sweep: each
+    /// level is its own cell with a fresh load (rows are per client, so the data grows with the
+    /// level unless --shared-table).
+    #[arg(long, value_name = "N[,N...]", value_parser = spec::parse_levels, group = IBENCH)]
+    pub clients: Option<spec::Levels>,
 
     /// All clients share table pi1 (the original's only1t=yes). Turns deletes off.
     #[arg(long, group = IBENCH)]
@@ -346,9 +348,10 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     super::signals::stop_flag("stopping the step and writing what was measured")
 }
 
-fn overrides(a: &RunArgs) -> IbenchOverrides {
+/// The Insert Benchmark's flags, at `clients` (one level of a sweep, or the one count given).
+fn overrides(a: &RunArgs, clients: Option<u64>) -> IbenchOverrides {
     IbenchOverrides {
-        clients: a.clients,
+        clients,
         shared_table: a.shared_table,
         deletes: a.deletes.map(|d| d == OnOff::On),
         delete_form: Some(match a.delete_form {
@@ -436,21 +439,32 @@ fn default_out(name: &str, preset: &str) -> PathBuf {
     p
 }
 
-/// The suite `a` asks for, with every parameter after preset and flags.
-fn suite_of(a: &RunArgs) -> anyhow::Result<Arc<dyn session::Suite>> {
+/// The suite `a` asks for, with every parameter after preset and flags: the Insert Benchmark
+/// once per level of a `--clients` sweep.
+fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
     Ok(match a.suite {
         Suite::Ibench => {
             refuse_sysbench_flags(a)?;
             let preset = presets::get(&a.preset)?;
-            Arc::new(IbenchSuite {
-                params: spec::ibench_params(&preset, &overrides(a))?,
-            })
+            let levels: Vec<Option<u64>> = match &a.clients {
+                Some(l) => l.0.iter().map(|&n| Some(n)).collect(),
+                None => vec![None],
+            };
+            let sweep = levels.len() > 1;
+            let mut out: Vec<Arc<dyn session::Suite>> = Vec::new();
+            for clients in levels {
+                out.push(Arc::new(IbenchSuite {
+                    params: spec::ibench_params(&preset, &overrides(a, clients))?,
+                    sweep,
+                }));
+            }
+            out
         }
         Suite::Sysbench => {
             refuse_ibench_flags(a)?;
-            Arc::new(SysbenchSuite {
+            vec![Arc::new(SysbenchSuite {
                 params: a.sysbench.params(&a.preset, a.seed)?,
-            })
+            })]
         }
     })
 }
@@ -475,10 +489,11 @@ struct What {
 
 fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<What> {
     let Some(name) = &a.campaign else {
-        let suite = suite_of(a)?;
+        let suites = suite_of(a)?;
         return Ok(What {
-            name: format!("{}-{}", suite.name(), a.preset),
-            suites: vec![suite],
+            // The directory adds the preset: `<date>-ibench-quick`.
+            name: suites[0].name().to_string(),
+            suites,
             target_specs: if a.targets.is_empty() {
                 vec![crate::engines::Engine::DEFAULT.name().to_string()]
             } else {
@@ -528,7 +543,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
                 return bad_input(format!("campaign {name}, {s}: {first}"));
             }
         };
-        suites.push(suite_of(&parsed)?);
+        suites.extend(suite_of(&parsed)?);
     }
     Ok(What {
         name: name.clone(),

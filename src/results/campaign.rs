@@ -71,6 +71,9 @@ pub struct JournalCell {
     /// Position in the whole plan, 0-based.
     pub order: usize,
     pub state: CellState,
+    /// Its values of the run's swept axes (as run.json's `axes`); empty without a sweep.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub axes: BTreeMap<String, String>,
     /// How many times it was started.
     pub attempts: u32,
     /// How many of those attempts ended failed. An attempt whose dbperf was killed is redone

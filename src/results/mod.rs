@@ -108,6 +108,38 @@ pub struct RunFile {
     /// The campaign cell this run is (docs/campaigns.md); absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<CampaignCell>,
+    /// The values of the run's swept axes in this cell (`clients` = `4`, `read_ahead_kb` =
+    /// `128`, `setting.innodb_page_size` = `8k`); a report compares only results equal on every
+    /// axis but the one compared. Empty without a sweep, and in older files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub axes: BTreeMap<String, String>,
+}
+
+/// A short name for a cell's values of swept axes, for its directory and a report's label:
+/// `c4` (clients), `ra128` (read_ahead_kb), `sched-none` (io_scheduler), `name=value` for a
+/// server setting, joined with `.`; characters a file name should not hold become `_`.
+pub fn axes_label(axes: &BTreeMap<String, String>) -> String {
+    let part = |k: &str, v: &str| match k {
+        "clients" => format!("c{v}"),
+        "read_ahead_kb" => format!("ra{v}"),
+        "io_scheduler" => format!("sched-{v}"),
+        _ => format!("{}={v}", k.strip_prefix("setting.").unwrap_or(k)),
+    };
+    let label: String = axes
+        .iter()
+        .map(|(k, v)| part(k, v))
+        .collect::<Vec<_>>()
+        .join(".");
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._=+-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -71,6 +71,7 @@ impl Loop<'_> {
             suite: cell.suite,
             command_line: &self.req.invocation.args,
             campaign: Some(ledger.campaign_cell(cell.index)),
+            axes: ledger.journal.cells[cell.index].axes.clone(),
         };
         let tdir = self.req.out.join(&ledger.journal.cells[cell.index].id);
         let steps_dir = tdir.join("steps");

@@ -22,6 +22,9 @@ use crate::workload::ibench::{
 
 pub struct IbenchSuite {
     pub params: IbenchParams,
+    /// One level of a `--clients` sweep: each level is its own cell with a fresh load, since
+    /// rows and tables are per client.
+    pub sweep: bool,
 }
 
 impl Suite for IbenchSuite {
@@ -39,6 +42,14 @@ impl Suite for IbenchSuite {
 
     fn step_names(&self) -> Vec<String> {
         self.params.steps.clone()
+    }
+
+    fn axes(&self) -> BTreeMap<String, String> {
+        let mut a = BTreeMap::new();
+        if self.sweep {
+            a.insert("clients".to_string(), self.params.clients.to_string());
+        }
+        a
     }
 
     fn needs_existing_tables(&self) -> Option<String> {

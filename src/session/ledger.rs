@@ -177,6 +177,7 @@ fn planned(c: &plan::Cell, req: &Request, suite: &str, print: &Print) -> Journal
         suite: suite.to_string(),
         round: c.round,
         order: c.order,
+        axes: c.axes.clone(),
         state: if c.in_shard(req.shard) {
             CellState::Planned
         } else {

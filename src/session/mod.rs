@@ -111,11 +111,12 @@ impl Request {
         }
     }
 
-    /// Where a cell's databases live: in a given work directory, one per target (kept); else
-    /// `<out>/work/<cell id>` (removed after the cell).
-    fn cell_work(&self, id: &str, target: &str) -> PathBuf {
+    /// Where a cell's databases live: in a given work directory, one per target and level of
+    /// a sweep (kept); else `<out>/work/<cell id>` (removed after the cell).
+    fn cell_work(&self, id: &str, target: &str, axes: &plan::Axes) -> PathBuf {
         match &self.work_dir {
-            Some(w) => w.join(target),
+            Some(w) if axes.is_empty() => w.join(target),
+            Some(w) => w.join(format!("{target}.{}", crate::results::axes_label(axes))),
             None => self.out.join("work").join(id),
         }
     }

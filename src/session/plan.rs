@@ -3,6 +3,8 @@
 //! every target instead of biasing whichever ran last (never AAA BBB). Shards take every Nth
 //! cell of that order, a split that depends only on the plan.
 
+use std::collections::BTreeMap;
+
 use crate::results::campaign::Shard;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -11,11 +13,18 @@ pub struct Cell {
     pub id: String,
     pub target: usize,
     pub suite: usize,
+    /// Which of the host settings it runs under (`read_ahead_kb`, `io_scheduler`).
+    pub host: usize,
     /// 1-based.
     pub round: u32,
     /// Position in the whole plan, 0-based.
     pub order: usize,
+    /// Its values of the run's swept axes: the suite's, then the host setting's.
+    pub axes: Axes,
 }
+
+/// Values of swept axes by name (`clients` = `4`).
+pub type Axes = BTreeMap<String, String>;
 
 impl Cell {
     /// Whether this shard runs the cell.
@@ -27,23 +36,47 @@ impl Cell {
     }
 }
 
-/// Every cell in order. `targets` and `suites` are names; a cell's directory is the target's
-/// name, with the suite when there are several, and `r<round>` below it when there are repeats.
-pub fn cells(targets: &[String], suites: &[&str], rounds: u32) -> Vec<Cell> {
-    let mut base: Vec<(usize, usize)> = Vec::new();
+/// Every cell in order: targets x suites (each at its sweep level) x host settings, repeated
+/// `rounds` times. A cell's directory is the target's name, with the suite when there are
+/// several, the axes' values (`crate::results::axes_label`) when there are any, and
+/// `r<round>` below it when there are repeats.
+pub fn cells(
+    targets: &[String],
+    suites: &[(&str, Axes)],
+    hosts: &[Axes],
+    rounds: u32,
+) -> Vec<Cell> {
+    let mut names: Vec<&str> = suites.iter().map(|s| s.0).collect();
+    names.sort_unstable();
+    names.dedup();
+    let no_host = [Axes::new()];
+    let hosts = if hosts.is_empty() {
+        &no_host[..]
+    } else {
+        hosts
+    };
+    let mut base: Vec<(usize, usize, usize)> = Vec::new();
     for t in 0..targets.len() {
         for s in 0..suites.len() {
-            base.push((t, s));
+            for h in 0..hosts.len() {
+                base.push((t, s, h));
+            }
         }
     }
     let mut out = Vec::new();
     for r in 0..rounds {
         for j in 0..base.len() {
-            let (t, s) = base[(j + r as usize) % base.len()];
+            let (t, s, h) = base[(j + r as usize) % base.len()];
+            let mut axes = suites[s].1.clone();
+            axes.extend(hosts[h].clone());
             let mut id = targets[t].clone();
-            if suites.len() > 1 {
+            if names.len() > 1 {
                 id.push('-');
-                id.push_str(suites[s]);
+                id.push_str(suites[s].0);
+            }
+            if !axes.is_empty() {
+                id.push('.');
+                id.push_str(&crate::results::axes_label(&axes));
             }
             if rounds > 1 {
                 id.push_str(&format!("/r{}", r + 1));
@@ -52,8 +85,10 @@ pub fn cells(targets: &[String], suites: &[&str], rounds: u32) -> Vec<Cell> {
                 id,
                 target: t,
                 suite: s,
+                host: h,
                 round: r + 1,
                 order: out.len(),
+                axes,
             });
         }
     }
@@ -85,7 +120,7 @@ mod tests {
     #[test]
     fn rounds_rotate_so_no_target_always_runs_last() {
         let t = vec!["a".to_string(), "b".into(), "c".into()];
-        let c = cells(&t, &["ibench"], 3);
+        let c = cells(&t, &[("ibench", Axes::new())], &[], 3);
         assert_eq!(
             ids(&c),
             ["a/r1", "b/r1", "c/r1", "b/r2", "c/r2", "a/r2", "c/r3", "a/r3", "b/r3"]
@@ -106,19 +141,46 @@ mod tests {
     fn one_round_keeps_todays_directories() {
         let t = vec!["sqlite.wal-normal".to_string(), "postgres.default".into()];
         assert_eq!(
-            ids(&cells(&t, &["ibench"], 1)),
+            ids(&cells(&t, &[("ibench", Axes::new())], &[], 1)),
             ["sqlite.wal-normal", "postgres.default"]
         );
         assert_eq!(
-            ids(&cells(&t[..1], &["ibench", "sysbench"], 1)),
+            ids(&cells(
+                &t[..1],
+                &[("ibench", Axes::new()), ("sysbench", Axes::new())],
+                &[],
+                1
+            )),
             ["sqlite.wal-normal-ibench", "sqlite.wal-normal-sysbench"]
         );
     }
 
     #[test]
+    fn a_sweep_names_each_level_in_the_cell() {
+        let t = vec!["pg.default".to_string()];
+        let level = |n: &str| Axes::from([("clients".to_string(), n.to_string())]);
+        let c = cells(
+            &t,
+            &[("ibench", level("1")), ("ibench", level("4"))],
+            &[],
+            2,
+        );
+        assert_eq!(
+            ids(&c),
+            [
+                "pg.default.c1/r1",
+                "pg.default.c4/r1",
+                "pg.default.c4/r2",
+                "pg.default.c1/r2"
+            ]
+        );
+        assert_eq!(c[1].axes["clients"], "4");
+    }
+
+    #[test]
     fn shards_split_the_plan_without_overlap() {
         let t: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
-        let c = cells(&t, &["ibench"], 2);
+        let c = cells(&t, &[("ibench", Axes::new())], &[], 2);
         let mut seen = vec![0; c.len()];
         for k in 1..=3 {
             let s = parse_shard(&format!("{k}/3")).unwrap();

@@ -114,7 +114,7 @@ impl Loop<'_> {
     /// command line names. The journal is a file anyone who can write the run directory can
     /// edit: an entry naming another process, or a directory elsewhere, is refused.
     fn stop_left_servers(&mut self, c: &mut JournalCell) -> anyhow::Result<()> {
-        let work = self.req.cell_work(&c.id, &c.target);
+        let work = self.req.cell_work(&c.id, &c.target, &c.axes);
         for s in std::mem::take(&mut c.servers) {
             let datadir = Path::new(&s.datadir);
             if !lexically_inside(datadir, &work) {

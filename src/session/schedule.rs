@@ -69,7 +69,7 @@ impl Loop<'_> {
     ) -> (RunStatus, CellOutcome) {
         let req = self.req;
         let plan = &p.cells[i];
-        let work = req.cell_work(&plan.id, &req.targets[plan.target].name);
+        let work = req.cell_work(&plan.id, &req.targets[plan.target].name, &plan.axes);
         // dbperf removes the databases of its own work directory, so the journal says where.
         let own = req.work_dir.is_none();
         ledger.start(i, own.then_some(work.as_path()));

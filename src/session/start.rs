@@ -32,8 +32,8 @@ pub(super) fn prepare(
     events: &mut dyn Events,
 ) -> anyhow::Result<(Prepared, Ledger)> {
     let target_names: Vec<String> = req.targets.iter().map(|t| t.name.clone()).collect();
-    let suite_names: Vec<&str> = req.suites.iter().map(|s| s.name()).collect();
-    let cells = plan::cells(&target_names, &suite_names, req.rounds.max(1));
+    let suites: Vec<(&str, plan::Axes)> = req.suites.iter().map(|s| (s.name(), s.axes())).collect();
+    let cells = plan::cells(&target_names, &suites, &[], req.rounds.max(1));
     let prints = cells
         .iter()
         .map(|c| fingerprint::of(&req.targets[c.target], req.suites[c.suite].as_ref()))
@@ -162,7 +162,7 @@ fn check_targets(
     cells: &[plan::Cell],
     work_root: &Path,
 ) -> anyhow::Result<Vec<Vec<Checked>>> {
-    let cell_work = |c: &plan::Cell| req.cell_work(&c.id, &req.targets[c.target].name);
+    let cell_work = |c: &plan::Cell| req.cell_work(&c.id, &req.targets[c.target].name, &c.axes);
     // Where the first cell of each embedded target keeps its data.
     let first_work = |t: &Target| -> PathBuf {
         cells

@@ -30,6 +30,11 @@ pub trait Suite: Send + Sync {
     fn refuses(&self, _targets: &[crate::spec::target::Target]) -> Option<String> {
         None
     }
+    /// Its values of the run's swept axes: the Insert Benchmark at one level of a `--clients`
+    /// sweep is `clients` = `4`. Empty without a sweep.
+    fn axes(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
 }
 
 /// What finishing a step may use: the target's cost sources, the interrupt, listeners.

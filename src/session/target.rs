@@ -214,6 +214,8 @@ pub struct RunFileCx<'a> {
     pub suite: &'a dyn Suite,
     pub command_line: &'a [String],
     pub campaign: Option<CampaignCell>,
+    /// The cell's values of the run's swept axes.
+    pub axes: std::collections::BTreeMap<String, String>,
 }
 
 pub fn new_run_file(
@@ -252,6 +254,7 @@ pub fn new_run_file(
         client_peak_rss_kb: None,
         warnings: Vec::new(),
         campaign: cx.campaign.clone(),
+        axes: cx.axes.clone(),
     })
 }
 

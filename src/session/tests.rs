@@ -27,7 +27,10 @@ fn request(out: &Path, targets: &[&str], rounds: u32) -> Request {
         ddl_timeout: Duration::from_secs(60),
         rounds,
         ..Request::new(
-            vec![Arc::new(IbenchSuite { params })],
+            vec![Arc::new(IbenchSuite {
+                params,
+                sweep: false,
+            })],
             targets,
             out.to_path_buf(),
         )
