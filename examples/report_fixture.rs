@@ -212,6 +212,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
         client_peak_rss_kb: Some(30_000),
         warnings: Vec::new(),
         campaign: None,
+        axes: Default::default(),
     };
     results::write_json_atomic(&dir.join("run.json"), &run)?;
     for s in &STEPS {
