@@ -68,6 +68,9 @@ pub enum XAxis {
     Seconds,
     /// Runs of a history series, 1 = the oldest: ticks on whole runs only.
     Runs,
+    /// Levels of a concurrency sweep: ticks on whole clients or threads.
+    Clients,
+    Threads,
 }
 
 impl XAxis {
@@ -75,6 +78,8 @@ impl XAxis {
         match self {
             XAxis::Seconds => "seconds",
             XAxis::Runs => "run",
+            XAxis::Clients => "clients",
+            XAxis::Threads => "threads",
         }
     }
 }
@@ -237,7 +242,7 @@ pub fn line_svg(c: &LineChart) -> String {
     }
     let xstep = match c.x_axis {
         XAxis::Seconds => nice_step(xmax, 6.0),
-        XAxis::Runs => nice_step(xmax, 6.0).max(1.0),
+        XAxis::Runs | XAxis::Clients | XAxis::Threads => nice_step(xmax, 6.0).max(1.0),
     };
     for x in ticks(0.0, xmax + 1e-9, xstep) {
         let px = sx(x);

@@ -108,12 +108,16 @@ fn listed(mut d: Vec<String>, max: usize) -> String {
 /// Sentences that change how the comparison should be read.
 pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     let mut out = Vec::new();
+    let names: Vec<String> = all.iter().map(|t| t.shown_name()).collect();
+    // What a sweep varies on purpose is no warning.
+    let swept: Vec<&String> = all.iter().flat_map(|t| t.run.axes.keys()).collect();
     let hosts: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
-        .map(|t| {
+        .zip(&names)
+        .map(|(t, n)| {
             let mut m = BTreeMap::new();
             flatten(&t.run.host, String::new(), &mut m);
-            (t.name(), m)
+            (n.as_str(), m)
         })
         .collect();
     let ident = differences(&hosts, |k| IDENTITY.contains(&k));
@@ -133,14 +137,17 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     for suite in ["ibench", "sysbench"] {
         let params: Vec<(&str, BTreeMap<String, String>)> = all
             .iter()
-            .filter(|t| t.run.suite == suite)
-            .map(|t| {
+            .zip(&names)
+            .filter(|(t, _)| t.run.suite == suite)
+            .map(|(t, n)| {
                 let mut m = BTreeMap::new();
                 flatten(&t.run.parameters, String::new(), &mut m);
-                (t.name(), m)
+                (n.as_str(), m)
             })
             .collect();
-        let d = differences(&params, |k| !k.starts_with("steps") && k != "preset");
+        let d = differences(&params, |k| {
+            !k.starts_with("steps") && k != "preset" && !swept.iter().any(|s| *s == k)
+        });
         if !d.is_empty() {
             out.push(format!(
                 "The {suite} results were run with different parameters, so their numbers are not directly comparable: {}.",
@@ -150,9 +157,10 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     }
     let tools: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
-        .map(|t| {
+        .zip(&names)
+        .map(|(t, n)| {
             let v = format!("{} ({})", t.run.tool.version, t.run.tool.git_revision);
-            (t.name(), BTreeMap::from([("dbperf".to_string(), v)]))
+            (n.as_str(), BTreeMap::from([("dbperf".to_string(), v)]))
         })
         .collect();
     let d = differences(&tools, |_| true);

@@ -183,6 +183,7 @@ fn table(o: &mut String, doc: &Doc, t: &Table) {
         Kind::Variance => "variance",
         Kind::Stats => "stats",
         Kind::Info => "info",
+        Kind::Scaling => "scaling",
     };
     let _ = write!(
         o,

@@ -84,9 +84,9 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
     // twice would make two rows no reader could tell apart.
     let mut groups: Vec<Vec<TargetResult>> = Vec::new();
     for t in read {
-        let same = groups
-            .iter_mut()
-            .find(|g| g[0].name() == t.name() && g[0].run.suite == t.run.suite);
+        let same = groups.iter_mut().find(|g| {
+            g[0].name() == t.name() && g[0].run.suite == t.run.suite && g[0].run.axes == t.run.axes
+        });
         match same {
             Some(g) if t.round().is_some() && g.iter().all(|x| x.round() != t.round()) => {
                 g.push(t)

@@ -28,14 +28,16 @@ mod profiles;
 mod repeats;
 mod rounds;
 pub mod rules;
+mod scaling;
 mod sysbench;
 mod target;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::BadInput;
 use context::Ctx;
-use model::{Doc, TargetLabel};
+use model::{Block, Doc, Section, TargetLabel};
 use rules::Thresholds;
 use target::TargetResult;
 
@@ -87,7 +89,7 @@ impl Default for Options {
 }
 
 fn title(all: &[TargetResult]) -> String {
-    let names: Vec<&str> = all.iter().map(|t| t.name()).collect();
+    let names: Vec<String> = all.iter().map(|t| t.shown_name()).collect();
     if names.len() <= 4 {
         format!("dbperf report: {}", names.join(" vs "))
     } else {
@@ -120,7 +122,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         .map(|(i, t)| {
             let (colour, dash) = rules::palette(i, all.len());
             TargetLabel {
-                name: t.name().into(),
+                name: t.shown_name(),
                 dir: t.dir.display().to_string(),
                 suite: t.run.suite.clone(),
                 engine: t.run.target.engine.clone(),
@@ -134,27 +136,39 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         .collect();
     let mut sections = Vec::new();
     for suite in ["ibench", "sysbench"] {
-        let idx: Vec<usize> = (0..all.len())
-            .filter(|i| all[*i].run.suite == suite)
-            .collect();
-        if idx.is_empty() {
-            continue;
+        // Relative numbers compare results equal on every swept axis: a section per combination
+        // of the axes' values (one, without a sweep).
+        let mut combos: Vec<&BTreeMap<String, String>> = Vec::new();
+        for t in all.iter().filter(|t| t.run.suite == suite) {
+            if !combos.contains(&&t.run.axes) {
+                combos.push(&t.run.axes);
+            }
         }
-        let ctx = Ctx {
-            all,
-            labels: &labels,
-            relative: idx.len() > 1,
-            idx,
-            base,
-            thresholds: opts.thresholds,
-            cv_flag_pct: opts.cv_flag_pct,
-            show_pre: opts.show_pre,
-        };
-        sections.push(match suite {
-            "ibench" => ibench::build(&ctx),
-            _ => sysbench::build(&ctx),
-        });
+        for axes in &combos {
+            let idx: Vec<usize> = (0..all.len())
+                .filter(|i| all[*i].run.suite == suite && all[*i].run.axes == **axes)
+                .collect();
+            let ctx = Ctx {
+                all,
+                labels: &labels,
+                relative: idx.len() > 1,
+                idx,
+                base,
+                thresholds: opts.thresholds,
+                cv_flag_pct: opts.cv_flag_pct,
+                show_pre: opts.show_pre,
+            };
+            let mut sec = match suite {
+                "ibench" => ibench::build(&ctx),
+                _ => sysbench::build(&ctx),
+            };
+            if combos.len() > 1 {
+                at_axes(&mut sec, axes);
+            }
+            sections.push(sec);
+        }
     }
+    sections.extend(scaling::sections(all));
     sections.extend(repeats::section(all));
     sections.extend(profiles::section(all, base));
     sections.push(details::section(all));
@@ -168,6 +182,30 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         warnings: details::warnings(all),
         sections,
     })
+}
+
+/// A section of the results at one combination of the swept axes: its title says which, and
+/// its (and its tables') ids carry it, so sections of several combinations stay apart.
+fn at_axes(sec: &mut Section, axes: &BTreeMap<String, String>) {
+    let words: Vec<String> = axes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    sec.title = format!("{} · {}", sec.title, words.join(", "));
+    at_axes_ids(sec, &crate::results::axes_label(axes));
+}
+
+/// The ids of a section of `at_axes`'s, its tables' and its subsections'.
+fn at_axes_ids(sec: &mut Section, label: &str) {
+    sec.id = format!("{}-{label}", sec.id);
+    for b in &mut sec.blocks {
+        if let Block::Table(t) = b {
+            t.id = format!("{}.{label}", t.id);
+            if let Some(s) = t.source.as_mut() {
+                *s = format!("{s}.{label}");
+            }
+        }
+    }
+    for s in &mut sec.sub {
+        at_axes_ids(s, label);
+    }
 }
 
 /// Writes the document in each format into `out`; returns the files written.

@@ -167,6 +167,8 @@ pub enum Kind {
     Stats,
     /// Descriptive: targets, hosts.
     Info,
+    /// A figure at each level of a concurrency sweep: numbers, not ranked.
+    Scaling,
 }
 
 #[derive(Debug, Clone)]

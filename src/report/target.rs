@@ -25,6 +25,20 @@ impl TargetResult {
         &self.run.target.name
     }
 
+    /// Its name with its values of a sweep's axes (`pg.default · c4`), where names alone would
+    /// not tell results apart.
+    pub fn shown_name(&self) -> String {
+        if self.run.axes.is_empty() {
+            self.name().to_string()
+        } else {
+            format!(
+                "{} · {}",
+                self.name(),
+                crate::results::axes_label(&self.run.axes)
+            )
+        }
+    }
+
     pub fn step(&self, name: &str) -> Option<&StepView> {
         self.steps.iter().find(|s| s.name == name)
     }

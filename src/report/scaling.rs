@@ -1,0 +1,413 @@
+//! How results scale with concurrency (docs/report.md, "Scaling"): for a `--clients` sweep of
+//! the Insert Benchmark (one result per level) and a `--threads` sweep of sysbench (one step per
+//! level), each step's throughput at every level, the throughput per client or thread relative
+//! to the lowest level (1.00 = scales linearly), and the host CPU and context switches each
+//! operation cost. A curve is one target at every level, other axes equal.
+
+use std::collections::BTreeMap;
+
+use super::chart::{self, Line, LineChart, XAxis};
+use super::model::{Better, Block, Cell, Chart, Column, Kind, Row, Section, Table, TargetLabel};
+use super::number;
+use super::rules;
+use super::target::TargetResult;
+use crate::results::metric::Metric;
+use crate::results::{axes_label, Status};
+use crate::workload::sysbench::split_level;
+
+/// One target at every level of a sweep: (level, result, step) for each step it ran.
+struct Curve {
+    label: String,
+    /// step (without its level) -> level -> (result, step name)
+    points: BTreeMap<String, BTreeMap<u64, (usize, String)>>,
+    /// Step order, as the first result ran them.
+    order: Vec<String>,
+}
+
+/// The scaling sections of `all`: the Insert Benchmark's and sysbench's, when they swept.
+pub fn sections(all: &[TargetResult]) -> Vec<Section> {
+    let mut out = Vec::new();
+    if let Some(s) = section(
+        "ibench",
+        "Insert Benchmark",
+        XAxis::Clients,
+        ibench_curves(all),
+        all,
+    ) {
+        out.push(s);
+    }
+    if let Some(s) = section(
+        "sysbench",
+        "sysbench",
+        XAxis::Threads,
+        sysbench_curves(all),
+        all,
+    ) {
+        out.push(s);
+    }
+    out
+}
+
+/// Curves of a `--clients` sweep: results of one target (other axes equal) at each level.
+fn ibench_curves(all: &[TargetResult]) -> Vec<Curve> {
+    let mut curves: Vec<(String, Curve)> = Vec::new();
+    for (i, t) in all.iter().enumerate() {
+        if t.run.suite != "ibench" {
+            continue;
+        }
+        let Some(level) = t
+            .run
+            .axes
+            .get("clients")
+            .and_then(|c| c.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let mut rest = t.run.axes.clone();
+        rest.remove("clients");
+        let label = if rest.is_empty() {
+            t.name().to_string()
+        } else {
+            format!("{} · {}", t.name(), axes_label(&rest))
+        };
+        let key = label.clone();
+        let c = match curves.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => c,
+            None => {
+                curves.push((
+                    key,
+                    Curve {
+                        label,
+                        points: BTreeMap::new(),
+                        order: t.run.steps_planned.clone(),
+                    },
+                ));
+                &mut curves.last_mut().expect("pushed").1
+            }
+        };
+        for s in &t.run.steps_planned {
+            c.points
+                .entry(s.clone())
+                .or_default()
+                .insert(level, (i, s.clone()));
+        }
+    }
+    curves.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Curves of a `--threads` sweep: each sysbench result's steps at their levels.
+fn sysbench_curves(all: &[TargetResult]) -> Vec<Curve> {
+    let mut out = Vec::new();
+    for (i, t) in all.iter().enumerate() {
+        if t.run.suite != "sysbench" {
+            continue;
+        }
+        let mut c = Curve {
+            label: if t.run.axes.is_empty() {
+                t.name().to_string()
+            } else {
+                format!("{} · {}", t.name(), axes_label(&t.run.axes))
+            },
+            points: BTreeMap::new(),
+            order: Vec::new(),
+        };
+        for s in &t.run.steps_planned {
+            let (base, level) = split_level(s);
+            let Some(level) = level else { continue };
+            if !c.order.iter().any(|o| o == base) {
+                c.order.push(base.to_string());
+            }
+            c.points
+                .entry(base.to_string())
+                .or_default()
+                .insert(level, (i, s.clone()));
+        }
+        if !c.points.is_empty() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A figure of one step at one level: the value, or None when the step did not end ok or did
+/// not measure it.
+type Figure = fn(&TargetResult, &str, u64) -> Option<f64>;
+
+fn headline(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
+    t.step(step)
+        .filter(|s| s.status == Status::Ok)
+        .map(|s| s.headline.value)
+}
+
+fn metric(t: &TargetResult, step: &str, m: Metric) -> Option<f64> {
+    t.step(step)
+        .filter(|s| s.status == Status::Ok)
+        .and_then(|s| s.metrics.get(m.key()).copied().flatten())
+}
+
+fn cpu(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
+    metric(t, step, Metric::Cpupq)
+}
+
+fn cs(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
+    metric(t, step, Metric::Cspq)
+}
+
+/// The Insert Benchmark's rows loaded by l.i0 at each level: they grow with the clients (a
+/// table per client) unless the clients share one table.
+fn rows_loaded(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
+    t.step(step).map(|s| s.parameters.planned_rows as f64)
+}
+
+fn section(
+    suite: &'static str,
+    title: &str,
+    axis: XAxis,
+    curves: Vec<Curve>,
+    all: &[TargetResult],
+) -> Option<Section> {
+    let mut levels: Vec<u64> = curves
+        .iter()
+        .flat_map(|c| c.points.values().flat_map(|m| m.keys().copied()))
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    if levels.len() < 2 {
+        return None;
+    }
+    let word = match axis {
+        XAxis::Threads => "thread",
+        _ => "client",
+    };
+    let mut steps: Vec<String> = Vec::new();
+    for c in &curves {
+        for s in &c.order {
+            if !steps.contains(s) && c.points.get(s).is_some_and(|m| m.len() > 1) {
+                steps.push(s.clone());
+            }
+        }
+    }
+    let mut sec = Section::new(
+        format!("scaling-{suite}"),
+        format!("Scaling: {title} by {word}s"),
+    );
+    sec.blocks.push(Block::Text(format!(
+        "Each step at every level of the sweep, per target. 'Per {word}' is the throughput per \
+         {word} relative to the lowest level: 1.00 scales linearly, below it each added {word} \
+         brings less."
+    )));
+    let tables: [(&str, &str, &str, Figure, Better); 3] = [
+        ("throughput", "throughput", "", headline, Better::Higher),
+        ("cpu", "host CPU per operation", "µs/op", cpu, Better::Lower),
+        (
+            "cs",
+            "context switches per operation",
+            "cs/op",
+            cs,
+            Better::Lower,
+        ),
+    ];
+    let rows_of = |f: Figure| -> Vec<(String, Vec<Option<f64>>)> {
+        let mut rows = Vec::new();
+        for s in &steps {
+            for c in curves.iter().filter(|c| c.points.contains_key(s)) {
+                let at = &c.points[s];
+                let values = levels
+                    .iter()
+                    .map(|l| at.get(l).and_then(|(i, step)| f(&all[*i], step, *l)))
+                    .collect();
+                let label = if curves.len() > 1 {
+                    format!("{s} · {}", c.label)
+                } else {
+                    s.clone()
+                };
+                rows.push((label, values));
+            }
+        }
+        rows
+    };
+    for (key, what, unit, f, better) in tables {
+        let rows = rows_of(f);
+        sec.blocks.push(Block::Table(table(
+            suite,
+            &format!("scaling.{suite}.{key}"),
+            &format!("{what} by {word}s"),
+            unit,
+            better,
+            &levels,
+            rows.clone(),
+        )));
+        if key == "throughput" {
+            let per: Vec<(String, Vec<Option<f64>>)> = rows
+                .into_iter()
+                .map(|(label, v)| (label, per_level(&levels, &v)))
+                .collect();
+            sec.blocks.push(Block::Table(table(
+                suite,
+                &format!("scaling.{suite}.per-{word}"),
+                &format!("throughput per {word}, relative to the lowest level"),
+                "",
+                Better::Higher,
+                &levels,
+                per,
+            )));
+        }
+    }
+    if suite == "ibench" && steps.iter().any(|s| s == "l.i0") {
+        sec.blocks.push(Block::Table(table(
+            suite,
+            "scaling.ibench.rows",
+            "rows each level loaded (l.i0)",
+            "rows",
+            Better::Neither,
+            &levels,
+            rows_of(rows_loaded)
+                .into_iter()
+                .filter(|(l, _)| l.starts_with("l.i0"))
+                .collect(),
+        )));
+    }
+    sec.blocks
+        .push(Block::Charts(charts(&steps, &curves, &levels, axis, all)));
+    Some(sec)
+}
+
+/// (v_L / L) / (v_lowest / lowest) for each level L.
+fn per_level(levels: &[u64], v: &[Option<f64>]) -> Vec<Option<f64>> {
+    let base = v
+        .first()
+        .copied()
+        .flatten()
+        .filter(|b| *b > 0.0)
+        .map(|b| b / levels[0] as f64);
+    levels
+        .iter()
+        .zip(v)
+        .map(|(l, x)| Some(x.as_ref()? / *l as f64 / base?))
+        .collect()
+}
+
+fn table(
+    suite: &'static str,
+    id: &str,
+    title: &str,
+    unit: &str,
+    better: Better,
+    levels: &[u64],
+    rows: Vec<(String, Vec<Option<f64>>)>,
+) -> Table {
+    Table {
+        id: id.to_string(),
+        title: title.to_string(),
+        kind: Kind::Scaling,
+        suite,
+        step: None,
+        op: None,
+        row_header: "step".into(),
+        columns: levels
+            .iter()
+            .map(|l| Column::new(&l.to_string(), &l.to_string(), unit, title, better))
+            .collect(),
+        rows: rows
+            .into_iter()
+            .map(|(label, values)| Row {
+                label,
+                target: None,
+                cells: values
+                    .into_iter()
+                    .map(|v| match v {
+                        Some(x) => Cell::num(x, number::sig(x)),
+                        None => Cell::gap("not measured at this level (failed, or not run)"),
+                    })
+                    .collect(),
+                note: None,
+            })
+            .collect(),
+        legend: None,
+        source: None,
+        base: None,
+    }
+}
+
+/// A chart per step (the first twelve): throughput against the level, a line per curve.
+fn charts(
+    steps: &[String],
+    curves: &[Curve],
+    levels: &[u64],
+    axis: XAxis,
+    all: &[TargetResult],
+) -> Vec<Chart> {
+    let labels: Vec<TargetLabel> = curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (colour, dash) = rules::palette(i, curves.len());
+            TargetLabel {
+                name: c.label.clone(),
+                dir: String::new(),
+                suite: String::new(),
+                engine: String::new(),
+                version: String::new(),
+                config_name: String::new(),
+                status: String::new(),
+                colour,
+                dash,
+            }
+        })
+        .collect();
+    steps
+        .iter()
+        .take(12)
+        .map(|s| {
+            let lines = curves
+                .iter()
+                .enumerate()
+                .filter_map(|(k, c)| {
+                    let at = c.points.get(s)?;
+                    let points = levels
+                        .iter()
+                        .filter_map(|l| {
+                            let (i, step) = at.get(l)?;
+                            Some((*l as f64, headline(&all[*i], step, *l)?))
+                        })
+                        .collect();
+                    Some(Line { target: k, points })
+                })
+                .collect();
+            let unit = curves
+                .iter()
+                .find_map(|c| c.points.get(s)?.values().next())
+                .and_then(|(i, step)| all[*i].step(step))
+                .map(|v| v.headline.unit.clone())
+                .unwrap_or_default();
+            Chart {
+                title: format!("{s}: throughput by level"),
+                base_dependent: false,
+                svg: chart::line_svg(&LineChart {
+                    title: s.clone(),
+                    x_axis: axis,
+                    y_label: unit,
+                    log_y: false,
+                    lines,
+                    reference: None,
+                    markers: Vec::new(),
+                    targets: &labels,
+                }),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_level_is_relative_to_the_lowest() {
+        let v = per_level(&[1, 2, 4], &[Some(100.0), Some(180.0), None]);
+        assert_eq!(v[0], Some(1.0));
+        assert!((v[1].unwrap() - 0.9).abs() < 1e-12);
+        assert_eq!(v[2], None);
+        assert_eq!(per_level(&[1, 2], &[None, Some(5.0)]), vec![None, None]);
+    }
+}
