@@ -11,7 +11,6 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::BadInput;
@@ -39,53 +38,34 @@ pub struct Limit {
 /// The file opened for reading, checked to be a regular file of at most `limit.max` bytes, and
 /// its size then. Reads through it should still be bounded (`take`): see `read`.
 pub fn open(path: &Path, limit: Limit) -> anyhow::Result<(File, u64)> {
-    // Looked at before it is opened: opening a device can itself do something (a tty, a
-    // watchdog). What is opened is checked again below, in case it was swapped meanwhile.
-    let looked = match limit.links {
-        Links::Refuse => std::fs::symlink_metadata(path),
-        Links::Follow => std::fs::metadata(path),
-    };
-    if let Some(m) = looked
-        .ok()
-        .filter(|m| !m.is_file() && !m.file_type().is_symlink())
-    {
-        return Err(BadInput(format!(
-            "{} is {}, not {}",
-            path.display(),
-            kind(&m),
-            limit.what
-        ))
-        .into());
-    }
-    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
-    if limit.links == Links::Refuse {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => BadInput(format!(
+    use crate::safe_fs::NotOpened;
+    // Looked at through a handle that opens nothing, then opened from that handle: a device
+    // is never opened (opening one can itself do something, a tty, a watchdog), however fast
+    // another user swaps it in for the file.
+    let (f, st) = match crate::safe_fs::open_checked(path, limit.links == Links::Follow) {
+        Ok(x) => x,
+        Err(NotOpened::Link) => {
+            return Err(BadInput(format!(
                 "{} is a symbolic link, not {}; dbperf does not follow links inside result \
                  directories",
                 path.display(),
                 limit.what
-            )),
-            _ => BadInput(format!("cannot read {}: {e}", path.display())),
-        })?;
-    let meta = f
-        .metadata()
-        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
-    if !meta.is_file() {
-        return Err(BadInput(format!(
-            "{} is {}, not {}",
-            path.display(),
-            kind(&meta),
-            limit.what
-        ))
-        .into());
-    }
+            ))
+            .into())
+        }
+        Err(NotOpened::Kind(t)) => {
+            return Err(BadInput(format!(
+                "{} is {}, not {}",
+                path.display(),
+                kind(t),
+                limit.what
+            ))
+            .into())
+        }
+        Err(NotOpened::Io(e)) => {
+            return Err(BadInput(format!("cannot read {}: {e}", path.display())).into())
+        }
+    };
     if kernel_interface(&f) {
         return Err(BadInput(format!(
             "{} is a kernel interface (/proc, /sys or alike), not {}",
@@ -94,10 +74,11 @@ pub fn open(path: &Path, limit: Limit) -> anyhow::Result<(File, u64)> {
         ))
         .into());
     }
-    if meta.len() > limit.max {
+    let len = st.st_size.max(0) as u64;
+    if len > limit.max {
         return Err(too_large(path, limit).into());
     }
-    Ok((f, meta.len()))
+    Ok((f, len))
 }
 
 /// Whether the open file lives on one of the kernel's own filesystems (procfs, sysfs, debugfs,
@@ -172,19 +153,14 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
-fn kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
+fn kind(t: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType;
+    match t {
+        FileType::Directory => "a directory",
+        FileType::Fifo => "a FIFO",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Socket => "a socket",
+        _ => "not a regular file",
     }
 }
 
@@ -231,6 +207,45 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// What is wrong with JSON that did not parse, in dbperf's words and with where it is: serde's
+/// own message quotes the value it met (a 1 MiB string, a line of a file that is no result).
+pub fn json_error(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match e.classify() {
+        Category::Io => "it cannot be read",
+        Category::Syntax => "it is not valid JSON",
+        Category::Data => "a value is not what the format says",
+        Category::Eof => "it ends early",
+    };
+    format!("{what} (line {}, column {})", e.line(), e.column())
+}
+
+/// What a server's error says (its message, detail, state), as dbperf keeps it: at most
+/// `MAX_SERVER_TEXT` characters (the server chose its length) on one line (a line break would
+/// start a line of dbperf's own output), unprintable characters escaped.
+pub fn server_text(bytes: &[u8]) -> String {
+    const MAX_SERVER_TEXT: usize = 1000;
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: String = text
+        .chars()
+        .take(MAX_SERVER_TEXT)
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    if text.chars().nth(MAX_SERVER_TEXT).is_some() {
+        out.push_str("...");
+    }
+    printable(&out).into_owned()
+}
+
+/// `printable`, with line breaks escaped too: text from outside that must stay on its line (a
+/// value read from a history database, shown in a table or a line of the terminal).
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| unprintable(c) || c == '\n') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(printable(text).replace('\n', "\\n"))
 }
 
 /// One CSV field of text from outside: `printable`, quoted when it holds a comma, a quote or a
@@ -314,6 +329,34 @@ mod tests {
         assert_eq!(read_text(&link, follow).unwrap(), "hello");
         std::fs::write(&ok, [0xff, 0xfe]).unwrap();
         assert!(sentence(read_text(&ok, LIMIT).unwrap_err()).contains("not UTF-8"));
+    }
+
+    #[test]
+    fn json_errors_say_where_not_what() {
+        let big = format!("{{\"status\": \"{}\nerror: FAKE\"}}", "x".repeat(1 << 20));
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct S {
+            status: u32,
+        }
+        let e = serde_json::from_str::<S>(&big).unwrap_err();
+        let s = json_error(&e);
+        assert!(s.len() < 100 && !s.contains("FAKE"), "{s}");
+        assert_eq!(one_line("a\nb\u{1b}"), "a\\nb\\u{1b}");
+    }
+
+    #[test]
+    fn a_servers_error_is_one_clipped_line() {
+        assert_eq!(
+            server_text(b"relation \"t\" does not exist"),
+            "relation \"t\" does not exist"
+        );
+        assert_eq!(
+            server_text(b"a\nerror: FAKE\x1b[2J"),
+            "a error: FAKE\\u{1b}[2J"
+        );
+        let long = server_text(&vec![b'x'; 13 << 20]);
+        assert_eq!(long.len(), 1003);
     }
 
     #[test]

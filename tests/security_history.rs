@@ -381,3 +381,41 @@ fn a_fifo_planted_in_the_report_directory_is_no_hang() {
     one_sentence_exit_2(&o, "symbolic link");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// A SQLite history is a file like any other: one whose table is an endless view ends at the
+/// statement's deadline, and one another user owns or others may write is refused.
+#[test]
+fn a_sqlite_history_is_bounded_and_its_own_users() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "CREATE VIEW dbperf_runs AS \
+               WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) \
+               SELECT 'r' || x AS run_id, 't' AS target, 'e' AS engine, 'v' AS version, \
+                      'b' AS build, 'c' AS config_name, 'h' AS host_fingerprint, \
+                      'x' AS started_at FROM n;",
+        )
+        .unwrap();
+    }
+    let t = Instant::now();
+    let o = bounded(&[
+        "history",
+        "changes",
+        "--db",
+        db.to_str().unwrap(),
+        "--statement-timeout",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("did not finish within 2 s"),
+        "{}",
+        text(&o)
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    std::fs::set_permissions(&db, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    let o = bounded(&["history", "changes", "--db", db.to_str().unwrap()]);
+    one_sentence_exit_2(&o, "others can write to it");
+}

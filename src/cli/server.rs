@@ -289,8 +289,14 @@ fn read_state(dir: &Path) -> anyhow::Result<ServerState> {
         return Err(unsafe_file(&"other users can write to it").into());
     }
     let bytes = crate::safe_fs::read_file_capped(f, STATE_MAX).map_err(|e| unsafe_file(&e))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| crate::error::BadInput(format!("{} is damaged: {e}", path.display())).into())
+    serde_json::from_slice(&bytes).map_err(|e| {
+        crate::error::BadInput(format!(
+            "{} is damaged: {}",
+            path.display(),
+            crate::untrusted::json_error(&e)
+        ))
+        .into()
+    })
 }
 
 /// The server `state` records: a full identity, or nothing is signalled (files of dbperfs

@@ -149,15 +149,21 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         return Ok(super::EXIT_OK);
     }
     let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file")?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| crate::error::BadInput(format!("{} is not JSON: {e}", p.display())))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        crate::error::BadInput(format!(
+            "{} is not JSON: {}",
+            p.display(),
+            crate::untrusted::json_error(&e)
+        ))
+    })?;
     if v.get("step").is_some() && v.get("schema").is_some() {
         return step_file(p);
     }
     let c: CounterFile = serde_json::from_value(v).map_err(|e| {
         crate::error::BadInput(format!(
-            "{} is neither a step file nor counters {{\"engine\", \"delta\" or \"start\"+\"end\"}}: {e}",
-            p.display()
+            "{} is neither a step file nor counters {{\"engine\", \"delta\" or \"start\"+\"end\"}}: {}",
+            p.display(),
+            crate::untrusted::json_error(&e)
         ))
     })?;
     let page_size = c.innodb_page_size.or_else(|| {

@@ -40,6 +40,9 @@ pub const SKIP: Keep = Keep {
     total: usize::MAX,
 };
 
+/// What one kept cell costs besides its bytes: an `Option<String>` and its allocation.
+pub const CELL_COST: usize = 32;
+
 /// What one statement has sent so far, against its `Keep`.
 pub struct Tally {
     keep: Keep,
@@ -67,6 +70,10 @@ impl Tally {
                 self.keep.rows
             ));
         }
+        // A kept cell costs memory whether or not it holds bytes (a row of 30,000 NULLs is 4
+        // bytes a cell on the wire and far more kept), so each counts this much towards the
+        // total besides its bytes.
+        self.bytes = self.bytes.saturating_add(values.len() * CELL_COST);
         for v in values.iter().flatten() {
             if v.len() > self.keep.value {
                 return Err(format!(
@@ -95,12 +102,16 @@ mod tests {
 
     #[test]
     fn rows_values_and_their_total_are_each_capped() {
+        // Each cell costs CELL_COST besides its bytes.
         let small = Keep {
             rows: 3,
             value: 4,
-            total: 10,
+            total: 3 * CELL_COST + 10,
         };
-        let mut t = Tally::new(small);
+        let mut t = Tally::new(Keep {
+            total: 100 * CELL_COST,
+            ..small
+        });
         for _ in 0..3 {
             t.row(&[Some(b"ab"), None]).unwrap();
         }
@@ -113,6 +124,12 @@ mod tests {
             t.row(&[Some(b"abcd")]).unwrap();
         }
         assert!(t.row(&[Some(b"abcd")]).unwrap_err().contains("MiB of rows"));
+        // A row of NULLs is no free row: its cells are counted.
+        let nulls = vec![None; 4];
+        assert!(Tally::new(small)
+            .row(&nulls)
+            .unwrap_err()
+            .contains("MiB of rows"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod pg_wire;
 pub mod postgres;
 pub mod sqlite;
 
-pub use keep::{Keep, KEEP, KEEP_REPORT, SKIP};
+pub use keep::{Keep, CELL_COST, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
 pub use net::MAX_MESSAGE;
 pub use open::{create_database, open_embedded, EmbeddedConfig, ServerAdapter};

@@ -850,8 +850,8 @@ pub(super) fn parse_err(p: &[u8], protocol_41: bool) -> WireError {
     }
     WireError::Server {
         code,
-        state,
-        message: String::from_utf8_lossy(r.0).into_owned(),
+        state: crate::untrusted::server_text(state.as_bytes()),
+        message: crate::untrusted::server_text(r.0),
     }
 }
 

@@ -667,7 +667,7 @@ fn parse_error(body: &[u8], fatal: bool) -> PgError {
             break;
         }
         let Ok(v) = r.cstr() else { break };
-        let v = String::from_utf8_lossy(v).into_owned();
+        let v = crate::untrusted::server_text(v);
         match field {
             b'V' => severity = v,
             b'S' if severity == "ERROR" => severity = v,

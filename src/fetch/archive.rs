@@ -28,8 +28,11 @@ use crate::safe_fs::tree::{Rel, Tree};
 pub const MAX_ARCHIVE: u64 = 16 << 30;
 /// Bytes written into one build, over all its archives.
 pub const MAX_UNPACKED: u64 = 16 << 30;
-/// Entries of one build, over all its archives.
-pub const MAX_ENTRIES: u64 = 500_000;
+/// Entries of one build, over all its archives, the directories their paths imply counted too
+/// (a DBMS build has a few thousand).
+pub const MAX_ENTRIES: u64 = 100_000;
+/// Bytes of all the paths and link targets of one build: what the unpacker keeps in memory.
+const MAX_NAME_BYTES: usize = 32 << 20;
 /// A GNU long name or long link target, or a pax path (Linux's PATH_MAX).
 const MAX_LONG_NAME: u64 = 4096;
 /// Directories below a build's root an entry may be: far deeper than any build's files, and
@@ -44,8 +47,6 @@ const MAX_PAX: u64 = 64 << 10;
 const MAX_TRAILER: u64 = 1 << 20;
 /// Memory the xz decoder may take for a block's dictionary: xz -9 needs 65 MiB.
 const XZ_MEMORY_KIB: u32 = 256 << 10;
-/// Links followed resolving one link (the kernel's own limit).
-const MAX_HOPS: usize = 40;
 
 /// sha256 (hex) and size of a file as it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +187,10 @@ pub struct Unpacker<'t> {
     /// The archive file's bytes read so far, and whether its stream grew like a bomb.
     compressed: Rc<Cell<u64>>,
     bomb: Rc<Cell<bool>>,
+    /// Directories the entries' paths imply, by a hash of the path: counted as entries.
+    dirs: HashSet<u64>,
+    /// Bytes of the paths and link targets kept.
+    name_bytes: usize,
 }
 
 /// What the prefix of a tarball's entries is: `package/native` in an npm package.
@@ -240,7 +245,38 @@ impl<'t> Unpacker<'t> {
             what: String::new(),
             compressed: Rc::default(),
             bomb: Rc::default(),
+            dirs: HashSet::new(),
+            name_bytes: 0,
         }
+    }
+
+    /// Counts an entry at `rel`, and the directories above it not met before, against
+    /// `MAX_ENTRIES`, and its name's bytes against `MAX_NAME_BYTES`.
+    fn count(&mut self, rel: &Rel, extra_bytes: usize) -> anyhow::Result<()> {
+        use std::hash::{Hash, Hasher};
+        let mut up = rel.parent();
+        while let Some(d) = up.filter(|d| !d.is_root()) {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            d.hash(&mut h);
+            if !self.dirs.insert(h.finish()) {
+                break;
+            }
+            self.entries += 1;
+            up = d.parent();
+        }
+        self.name_bytes += rel.to_path().as_os_str().len() + extra_bytes;
+        if self.entries > MAX_ENTRIES {
+            return Err(self.bad(format!(
+                "has more than {MAX_ENTRIES} entries (directories its paths imply counted)"
+            )));
+        }
+        if self.name_bytes > MAX_NAME_BYTES {
+            return Err(self.bad(format!(
+                "names more than {} of paths",
+                crate::untrusted::size(MAX_NAME_BYTES as u64)
+            )));
+        }
+        Ok(())
     }
 
     /// A failed read of the archive: a bomb is bad input, anything else a damaged archive.
@@ -378,7 +414,9 @@ impl<'t> Unpacker<'t> {
             let mut e = e.map_err(|e| self.read_error(&e))?;
             self.entries += 1;
             if self.entries > MAX_ENTRIES {
-                return Err(self.bad(format!("has more than {MAX_ENTRIES} entries")));
+                return Err(self.bad(format!(
+                    "has more than {MAX_ENTRIES} entries (directories its paths imply counted)"
+                )));
             }
             let kind = e.header().entry_type();
             match kind {
@@ -465,8 +503,18 @@ impl<'t> Unpacker<'t> {
         if self.links.contains_key(&rel) {
             return Err(self.bad(format!("holds two entries named {}", shown(path))));
         }
+        self.count(&rel, link.as_ref().map_or(0, Vec::len))?;
         let mode = e.header().mode().unwrap_or(0o644);
-        let io_err = |e: io::Error| self.bad(format!("cannot be unpacked at {}: {e}", shown(path)));
+        // In dbperf's words: the tree's own messages name the archive's paths as they are.
+        let io_err = |e: io::Error| {
+            let why = match e.kind() {
+                io::ErrorKind::NotADirectory => "a file or link where a directory should be",
+                io::ErrorKind::IsADirectory => "a directory where a file should be",
+                io::ErrorKind::AlreadyExists => "something there already",
+                _ => "the file system refused it",
+            };
+            self.bad(format!("cannot be unpacked at {}: {why}", shown(path)))
+        };
         match kind {
             EntryType::Regular | EntryType::Continuous => {
                 let mut f = self.tree.create_file(&rel, mode).map_err(io_err)?;
@@ -543,7 +591,8 @@ impl<'t> Unpacker<'t> {
                 crate::untrusted::shown(&target.to_string_lossy())
             ))
         };
-        if target.as_os_str().is_empty() || target.as_os_str().as_bytes().contains(&0) {
+        let deep = target.components().count() > 4 * MAX_DEPTH;
+        if target.as_os_str().is_empty() || target.as_os_str().as_bytes().contains(&0) || deep {
             return Err(leaves().into());
         }
         let target = match (target.is_absolute(), self.absolute) {
@@ -585,9 +634,16 @@ impl<'t> Unpacker<'t> {
             };
             within.insert(r, target.clone());
         }
+        let mut follow = links::Links::new(&within);
         for (at, target) in &within {
-            if !stays_inside(at, target, &within) {
-                return Err(self.leaves(at, target));
+            match follow.check(at, target) {
+                links::Leads::Inside => {}
+                links::Leads::Outside => return Err(self.leaves(at, target)),
+                links::Leads::TooComplex => {
+                    return Err(
+                        self.bad("holds links that take more following than any build's: refused")
+                    )
+                }
             }
         }
         for (at, target) in &self.links {
@@ -653,49 +709,6 @@ pub struct Unpacked {
     pub top: Rel,
 }
 
-/// Where following `target` from the directory `from` leads, going through the build's links
-/// as the kernel would; None when it climbs above the build's root or goes through more than
-/// [`MAX_HOPS`] links.
-fn resolve(
-    links: &BTreeMap<Rel, PathBuf>,
-    from: Vec<OsString>,
-    target: &Path,
-    hops: &mut usize,
-) -> Option<Vec<OsString>> {
-    let mut cur = from;
-    for c in target.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                cur.pop()?;
-            }
-            Component::Normal(n) => {
-                cur.push(n.to_os_string());
-                let here = Rel::parse(&cur.iter().collect::<PathBuf>())?;
-                if let Some(next) = links.get(&here) {
-                    *hops += 1;
-                    if *hops > MAX_HOPS {
-                        return None;
-                    }
-                    cur.pop();
-                    cur = resolve(links, cur, next, hops)?;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(cur)
-}
-
-/// Whether the link `at` -> `target` leads inside the build, through any of its links.
-fn stays_inside(at: &Rel, target: &Path, links: &BTreeMap<Rel, PathBuf>) -> bool {
-    let mut hops = 0;
-    let parent = at.parent().unwrap_or_default();
-    resolve(links, Vec::new(), &parent.to_path(), &mut hops)
-        .and_then(|dir| resolve(links, dir, target, &mut hops))
-        .is_some()
-}
-
 /// A small file of the build (pg-symlinks.json), at most `cap` bytes, as text.
 pub fn read_small_file(tree: &Tree, rel: &Rel, cap: u64) -> anyhow::Result<Option<String>> {
     match tree.kind(rel)? {
@@ -712,6 +725,8 @@ pub fn read_small_file(tree: &Tree, rel: &Rel, cap: u64) -> anyhow::Result<Optio
         .map(Some)
         .map_err(|_| BadInput(format!("{rel} in the build is not text")).into())
 }
+
+mod links;
 
 #[cfg(test)]
 mod tests;

@@ -712,7 +712,7 @@ pub(crate) fn check_runs(binary: &Path, expect: &str) -> anyhow::Result<String> 
     if !a.success || !a.text.contains(expect) {
         anyhow::bail!(
             "{} --version does not say {expect}: {}",
-            binary.display(),
+            crate::untrusted::shown(&binary.display().to_string()),
             crate::untrusted::shown(a.text.trim())
         );
     }

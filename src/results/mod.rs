@@ -115,6 +115,21 @@ pub struct RunFile {
     pub axes: BTreeMap<String, String>,
 }
 
+/// What a sysbench sweep's level adds to a step's label: `point-query_range=100_threads=8`.
+pub const THREADS_SUFFIX: &str = "_threads=";
+
+/// A sysbench step's label without its sweep level, and the level:
+/// `("point-query_range=100", Some(8))`.
+pub fn split_level(label: &str) -> (&str, Option<u64>) {
+    match label.rsplit_once(THREADS_SUFFIX) {
+        Some((base, n)) => match n.parse() {
+            Ok(n) => (base, Some(n)),
+            Err(_) => (label, None),
+        },
+        None => (label, None),
+    }
+}
+
 /// A short name for a cell's values of swept axes, for its directory and a report's label:
 /// `c4` (clients), `ra128` (read_ahead_kb), `sched-none` (io_scheduler), `name=value` for a
 /// server setting, joined with `.`; characters a file name should not hold become `_`.
@@ -447,7 +462,11 @@ fn read_gated(path: &Path) -> anyhow::Result<String> {
                 path.display()
             )
         } else {
-            format!("{} is not a dbperf result: {e}", path.display())
+            format!(
+                "{} is not a dbperf result: {}",
+                path.display(),
+                crate::untrusted::json_error(&e)
+            )
         })
     })?;
     match probe.schema.as_ref().and_then(|s| s.as_u64()) {
@@ -469,8 +488,14 @@ fn read_gated(path: &Path) -> anyhow::Result<String> {
 /// A result file as JSON, through the gate (`read_gated`).
 pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
     let text = read_gated(path)?;
-    serde_json::from_str(&text)
-        .map_err(|e| BadInput(format!("{} is not a dbperf result: {e}", path.display())).into())
+    serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!(
+            "{} is not a dbperf result: {}",
+            path.display(),
+            crate::untrusted::json_error(&e)
+        ))
+        .into()
+    })
 }
 
 /// A result file parsed straight into its type (no intermediate JSON tree, which would cost
@@ -479,8 +504,9 @@ pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result
     let text = read_gated(path)?;
     serde_json::from_str(&text).map_err(|e| {
         BadInput(format!(
-            "{} does not match the result schema: {e}",
-            path.display()
+            "{} does not match the result schema: {}",
+            path.display(),
+            crate::untrusted::json_error(&e)
         ))
         .into()
     })
@@ -489,6 +515,15 @@ pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
     let path = dir.join("run.json");
     let run: RunFile = read_versioned(&path)?;
+    // A target's name names directories and rows: a plain name, of printable characters.
+    let name = &run.target.name;
+    if !crate::untrusted::plain_name(name) || name.chars().any(char::is_control) {
+        return Err(BadInput(format!(
+            "{} does not match the result schema: its target name is not a plain name",
+            path.display()
+        ))
+        .into());
+    }
     // Step names become file names (`steps/<step>.json`): a name that is not plain would read
     // a file outside the result directory.
     if let Some(bad) = run

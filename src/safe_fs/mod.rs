@@ -334,6 +334,19 @@ pub fn leads_inside(path: &Path, dir: &Path) -> bool {
     }
 }
 
+/// A failed write into a report directory: a directory in the file's place is the user's to
+/// move (bad input); anything else (a full disk) is a failure.
+pub fn write_error(path: &Path, e: io::Error) -> anyhow::Error {
+    match e.raw_os_error() {
+        Some(libc::EISDIR) | Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => BadInput(format!(
+            "cannot write {}: a directory is in its place",
+            path.display()
+        ))
+        .into(),
+        _ => anyhow::anyhow!("cannot write {}: {e}", path.display()),
+    }
+}
+
 /// The name of `uid` for messages, or its number.
 pub fn user_name(uid: u32) -> String {
     // SAFETY: getpwuid returns a pointer into static storage or null; the name is copied at once.
@@ -586,28 +599,58 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// Why `open_checked` did not open a file.
+#[derive(Debug)]
+pub enum NotOpened {
+    Io(io::Error),
+    /// A symbolic link, where links are not followed.
+    Link,
+    /// Not a regular file: a FIFO, a device, a directory, a socket.
+    Kind(FileType),
+}
+
+/// Opens `path` to read only when it is a regular file, without opening anything else on the
+/// way: it is looked at through an `O_PATH` handle (which opens no device, FIFO or tty, so
+/// nothing happens by looking), then reopened from that very handle (`/proc/self/fd`), so what
+/// is read is what was looked at, however fast another user swaps the name. `follow`: a link at
+/// the end is followed (a file the user names), else refused.
+pub fn open_checked(path: &Path, follow: bool) -> Result<(File, rustix::fs::Stat), NotOpened> {
+    let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let h = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| NotOpened::Io(e.into()))?;
+    let st = rustix::fs::fstat(&h).map_err(|e| NotOpened::Io(e.into()))?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Symlink => return Err(NotOpened::Link),
+        other => return Err(NotOpened::Kind(other)),
+    }
+    let reopen = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&h));
+    let read = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let f = File::from(
+        rustix::fs::open(reopen.as_str(), read, Mode::empty())
+            .map_err(|e| NotOpened::Io(e.into()))?,
+    );
+    Ok((f, st))
+}
+
 /// Opens an existing regular file to read: never through a link, never blocking on a FIFO
 /// planted in its place, never a file with a second name (a hard link to something else).
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    // Looked at first: opening a device can itself do something (a tty, a watchdog).
-    // (A link is left to O_NOFOLLOW, whose ELOOP says what it is.)
-    if fs::symlink_metadata(path).is_ok_and(|m| !m.is_file() && !m.file_type().is_symlink()) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
+    let f = match open_checked(path, false) {
+        Ok((f, _)) => f,
+        Err(NotOpened::Io(e)) => return Err(e),
+        // As O_NOFOLLOW would say it.
+        Err(NotOpened::Link) => return Err(io::Error::from_raw_os_error(libc::ELOOP)),
+        Err(NotOpened::Kind(_)) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ))
+        }
+    };
     let m = f.metadata()?;
-    if !m.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
     if m.nlink() != 1 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -291,24 +291,43 @@ const POSTGRES_OWNED: &[&str] = &[
 /// however it is spelt (`bind-address`, `loose_bind_address`, `Listen_Addresses`).
 pub fn owned_setting(kind: Kind, text: &str) -> Option<String> {
     if kind == Kind::Postgres {
+        // A name is the identifier a line starts with: `hba_file'x'`, `port=1` and
+        // `include 'f'` all name theirs.
         return text
             .lines()
-            .map(|l| l.split('#').next().unwrap_or_default().trim())
-            .filter(|l| !l.is_empty())
+            .map(|l| l.trim_start())
             .map(|l| {
-                let end = l.find(|c: char| c == '=' || c.is_whitespace());
+                let end = l.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
                 l[..end.unwrap_or(l.len())].to_ascii_lowercase()
             })
             .find(|n| POSTGRES_OWNED.contains(&n.as_str()));
     }
+    // mysqld takes any unambiguous prefix of an option's name (`bind` is bind-address,
+    // `skip-grant` skip-grant-tables), after `loose-`, `enable-` and the like.
+    mysql_names(text).into_iter().find_map(|n| {
+        MYSQL_OWNED
+            .iter()
+            .find(|owned| !n.is_empty() && owned.starts_with(n.as_str()))
+            .map(|owned| owned.to_string())
+    })
+}
+
+/// The option names of a my.cnf text as mysqld resolves them: lower case, `_` for `-`, without
+/// the `loose_`, `enable_`, `disable_` and `maximum_` prefixes it strips.
+fn mysql_names(text: &str) -> Vec<String> {
     mycnf_options(text)
         .iter()
-        .map(|o| option_name(o).to_ascii_lowercase())
-        .map(|n| {
-            let n = n.strip_prefix("loose_").unwrap_or(&n);
-            n.strip_prefix("enable_").unwrap_or(n).to_string()
+        .map(|o| {
+            let mut n = option_name(o).to_ascii_lowercase();
+            while let Some(rest) = ["loose_", "enable_", "disable_", "maximum_"]
+                .iter()
+                .find_map(|p| n.strip_prefix(p))
+            {
+                n = rest.to_string();
+            }
+            n
         })
-        .find(|n| MYSQL_OWNED.contains(&n.as_str()))
+        .collect()
 }
 
 /// Whether the my.cnf `text` sets the option `name` (written with underscores).
@@ -376,6 +395,34 @@ mod tests {
                 Kind::Postgres,
                 "include_dir 'conf.d'\n",
                 Some("include_dir"),
+            ),
+            (Kind::MariaDb, "bind = 0.0.0.0\n", Some("bind_address")),
+            (Kind::MariaDb, "loose-bind-addr=::\n", Some("bind_address")),
+            (Kind::MariaDb, "skip-grant\n", Some("skip_grant_tables")),
+            (
+                Kind::MariaDb,
+                "skip_grant_table\n",
+                Some("skip_grant_tables"),
+            ),
+            (
+                Kind::MariaDb,
+                "enable-skip-grant\n",
+                Some("skip_grant_tables"),
+            ),
+            (Kind::MariaDb, "init-fil=/x\n", Some("init_file")),
+            (Kind::MariaDb, "sock=/x\n", Some("socket")),
+            (Kind::MariaDb, "extra-por=13306\n", Some("extra_port")),
+            (Kind::Postgres, "hba_file'/tmp/trust'\n", Some("hba_file")),
+            (Kind::Postgres, "include'x'\n", Some("include")),
+            (
+                Kind::Postgres,
+                "include_if_exists'x'\n",
+                Some("include_if_exists"),
+            ),
+            (
+                Kind::Postgres,
+                "listen_addresses'*'\n",
+                Some("listen_addresses"),
             ),
             (
                 Kind::Postgres,

@@ -36,7 +36,7 @@ pub fn ask(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", program.display()))?;
+        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", shown(program)))?;
     // Read on threads so a binary that prints more than a pipe holds is not blocked forever;
     // each reader stops storing at the cap and drains the rest.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -59,7 +59,7 @@ pub fn ask(
             let _ = child.wait();
             anyhow::bail!(
                 "{} {} did not finish within {}",
-                program.display(),
+                shown(program),
                 args.join(" "),
                 crate::dbms::seconds(deadline)
             );
@@ -77,7 +77,7 @@ pub fn ask(
             Ok((i, t)) => texts[i] = t,
             Err(_) => anyhow::bail!(
                 "{} {} exited but something it started kept its output open past {}",
-                program.display(),
+                shown(program),
                 args.join(" "),
                 crate::dbms::seconds(deadline)
             ),
@@ -87,6 +87,11 @@ pub fn ask(
         text: texts.concat(),
         success: status.success(),
     })
+}
+
+/// A program's path in a sentence: a fetched build's directory names come from its archive.
+fn shown(program: &Path) -> String {
+    crate::untrusted::shown(&program.display().to_string())
 }
 
 /// Reads `r` on a thread, keeping at most `MAX_OUTPUT` bytes and draining the rest, then sends
@@ -149,6 +154,23 @@ mod tests {
             .output()
             .unwrap();
         assert!(left.stdout.is_empty(), "the background child was killed");
+    }
+
+    /// A build's `--version` is DBMS code: it gets none of dbperf's environment (a password
+    /// or a cloud key of the operator's).
+    #[test]
+    fn a_probe_sees_none_of_dbperfs_environment() {
+        // SAFETY: a variable of this test's own, set before the probe's process starts.
+        unsafe { std::env::set_var("DBPERF_TEST_PROBE_SECRET", "s3cret") };
+        let a = ask(
+            Path::new("/bin/sh"),
+            &["-c", "echo \"[$DBPERF_TEST_PROBE_SECRET]\" \"$PATH\""],
+            None,
+            DEADLINE,
+        )
+        .unwrap();
+        assert!(a.text.starts_with("[] "), "{}", a.text);
+        assert!(a.text.contains("/usr/bin"), "{}", a.text);
     }
 
     #[test]

@@ -102,6 +102,14 @@ pub fn give_dir(d: &crate::safe_fs::Dir, user: Option<&User>) -> anyhow::Result<
 pub fn command(program: &Path, user: Option<&User>) -> Command {
     let mut c = Command::new(program);
     c.stdin(Stdio::null()).process_group(0);
+    // DBMS code gets none of dbperf's environment (PGPASSWORD, a cloud key of the operator's):
+    // a search path, the C locale, and below, as another user, who it runs as.
+    c.env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env("LC_ALL", "C");
     if let Some(u) = user.cloned() {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {

@@ -452,6 +452,12 @@ mod tests {
         for p in ALL {
             for v in versions(p.kind).into_iter().filter(|v| *v >= p.from) {
                 let r = render(p, v, AT24).unwrap();
+                assert_eq!(
+                    super::super::configs::owned_setting(p.kind, &r.text),
+                    None,
+                    "{} on {v} sets what a managed server's config may not",
+                    p.name
+                );
                 for l in given(&r.text) {
                     let (name, value) = l.split_once('=').unwrap_or((&l, ""));
                     assert!(

@@ -194,35 +194,67 @@ struct Extended {
     published_base: Option<String>,
 }
 
-/// initdb options dbperf sets itself (data directory, superuser, authentication, encoding) may
-/// not be overridden: the server would not be the one dbperf connects to.
+/// The initdb options a config may give, by their full long name (`--name` or `--name=value`,
+/// one argument each), and `-k`. An allowlist, not a list of what is refused: initdb takes
+/// abbreviated long options (`--auth-h`) and clustered short ones (`-kAtrust`), and what dbperf
+/// sets itself (data directory, superuser, authentication, encoding, group access) must not be
+/// overridden however it is spelt.
+const INITDB_ALLOWED: &[&str] = &[
+    "--data-checksums",
+    "--no-data-checksums",
+    "--wal-segsize",
+    // WAL on another device (docs/targets.md): a place the operator chose.
+    "--waldir",
+    "--text-search-config",
+    "--locale",
+    "--lc-collate",
+    "--lc-ctype",
+    "--lc-messages",
+    "--lc-monetary",
+    "--lc-numeric",
+    "--lc-time",
+    "--locale-provider",
+    "--icu-locale",
+    "--icu-rules",
+    "--builtin-locale",
+    "--no-sync",
+    "--no-instructions",
+    "--sync-method",
+    "--set",
+];
+
 fn check_initdb(config: &str, engine: Engine, opts: &[String]) -> anyhow::Result<()> {
     if crate::server::Kind::of(engine) != Some(crate::server::Kind::Postgres) {
         return bad_input(format!(
             "config '{config}': initdb options are for postgres configs, this one is for {engine}"
         ));
     }
-    const OWN: &[&str] = &[
-        "-D",
-        "--pgdata",
-        "-U",
-        "--username",
-        "-A",
-        "--auth",
-        "--auth-host",
-        "--auth-local",
-        "-E",
-        "--encoding",
-        "--pwfile",
-        "-W",
-        "--pwprompt",
-    ];
     for o in opts {
-        let flag = o.split('=').next().unwrap_or(o);
-        if OWN.contains(&flag) || !o.starts_with('-') {
+        let (flag, value) = match o.split_once('=') {
+            Some((f, v)) => (f, Some(v)),
+            None => (o.as_str(), None),
+        };
+        let allowed = o == "-k" || INITDB_ALLOWED.contains(&flag);
+        if !allowed {
             return bad_input(format!(
-                "config '{config}': initdb option {o:?} is not allowed: dbperf sets the data directory, user, authentication and encoding itself, and every entry must be an option (\"--name\" or \"--name=value\")"
+                "config '{config}': initdb option {} is not one dbperf passes on: give the full \
+                 name of one of -k, {} (as \"--name\" or \"--name=value\"); dbperf sets the data \
+                 directory, user, authentication and encoding itself",
+                crate::untrusted::shown(o),
+                INITDB_ALLOWED.join(", ")
             ));
+        }
+        // --set name=value writes a setting: the same settings are dbperf's as in a config.
+        if let (true, Some(v)) = (flag == "--set", value) {
+            let setting = v.replacen('=', " = ", 1);
+            if let Some(name) =
+                crate::server::configs::owned_setting(crate::server::Kind::Postgres, &setting)
+            {
+                return bad_input(format!(
+                    "config '{config}': initdb --set {name} is not allowed: a managed server's \
+                     addresses, port, socket and logins are dbperf's own"
+                ));
+            }
         }
     }
     Ok(())
@@ -743,11 +775,24 @@ text = "rocksdb_block_size = 16384\n"
         for (toml, want) in [
             (
                 "engine = \"postgres\"\ninitdb = [\"-U\", \"x\"]",
-                "not allowed",
+                "not one dbperf passes on",
             ),
             (
                 "engine = \"postgres\"\ninitdb = [\"--auth=md5\"]",
-                "not allowed",
+                "not one dbperf passes on",
+            ),
+            // Clustered short options and abbreviated long ones, as initdb reads them.
+            (
+                "engine = \"postgres\"\ninitdb = [\"-kAtrust\"]",
+                "not one dbperf passes on",
+            ),
+            (
+                "engine = \"postgres\"\ninitdb = [\"--auth-h=trust\"]",
+                "not one dbperf passes on",
+            ),
+            (
+                "engine = \"postgres\"\ninitdb = [\"--set=listen_addresses=*\"]",
+                "listen_addresses is not allowed",
             ),
             (
                 "engine = \"mariadb\"\ninitdb = [\"--x\"]",

@@ -285,7 +285,8 @@ fn links_that_stay_inside_are_made_after_the_files() {
         d.sha256,
         sha256_bytes(&fs::read(p.base.join("archive")).unwrap())
     );
-    assert_eq!(u.finish(Top::Root).unwrap().entries, 5);
+    // Five entries, and the two directories their paths imply (bin, lib).
+    assert_eq!(u.finish(Top::Root).unwrap().entries, 7);
     let t = p.tree.path();
     assert_eq!(fs::read_to_string(t.join("lib/libx.so")).unwrap(), "lib");
     assert_eq!(
@@ -494,6 +495,31 @@ fn deep_paths_long_pax_names_and_bombs_are_refused_early() {
     let (r, _) = unpack(&[bomb], Wrap::Gz);
     bad(r, "fold when decompressed");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// The directories a path implies count as entries: a few thousand files 31 directories deep
+/// each would otherwise make a hundred thousand directories.
+#[test]
+fn directories_paths_imply_count_as_entries() {
+    let deep = vec!["d"; 30].join("/");
+    let entries: Vec<E> = (0..3400)
+        .map(|i| file(&format!("t{i}/{deep}/f"), b""))
+        .collect();
+    let (r, _) = unpack(&entries, Wrap::Gz);
+    bad(r, "more than 100000 entries");
+}
+
+/// What the tree says when an entry cannot be made names the archive's path as it is: the
+/// sentence says it in dbperf's words, the path quoted.
+#[test]
+fn an_entry_that_cannot_be_made_is_told_in_one_quoted_line() {
+    let mut dir = file("x\nerror: FAKE\u{1b}[2J", b"");
+    dir.kind = EntryType::Directory;
+    let entries = [dir, file("x\nerror: FAKE\u{1b}[2J", b"data")];
+    let (r, _) = unpack(&entries, Wrap::Gz);
+    let e = format!("{:#}", r.unwrap_err());
+    assert!(!e.contains('\n') && !e.contains('\u{1b}'), "{e}");
+    assert!(e.contains("a directory where a file should be"), "{e}");
 }
 
 #[test]
