@@ -173,7 +173,7 @@ fn bad_input_is_one_sentence_and_exit_2() {
     );
     assert_bad_input(
         &["run", "--clients", "0", "--out", o],
-        "--clients must be at least 1",
+        "a level must be at least 1",
     );
     assert_bad_input(&["run", "--rates", "-5", "--out", o], "-5");
     assert_bad_input(&["run", "--rates", "0", "--out", o], "--rates needs");

@@ -12,8 +12,7 @@ use super::number;
 use super::rules;
 use super::target::TargetResult;
 use crate::results::metric::Metric;
-use crate::results::{axes_label, Status};
-use crate::workload::sysbench::split_level;
+use crate::results::{axes_label, split_level, Status};
 
 /// One target at every level of a sweep: (level, result, step) for each step it ran.
 struct Curve {

@@ -174,7 +174,7 @@ mod tests {
         let threads: Vec<u64> = p.planned().iter().map(|t| p.threads_of(t)).collect();
         assert_eq!(threads, [p.tables, 1, 4, 1, 4]);
         assert_eq!(
-            crate::workload::sysbench::split_level("scan_range=100_threads=4"),
+            crate::results::split_level("scan_range=100_threads=4"),
             ("scan_range=100", Some(4))
         );
         // Over the rows per table, at its highest level.

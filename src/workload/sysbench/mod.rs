@@ -96,23 +96,13 @@ impl Planned {
     /// The original's label, and `_threads=<N>` after it for a level of a sweep.
     pub fn label(&self) -> String {
         match self.level {
-            Some(t) => format!("{}{THREADS_SUFFIX}{t}", self.entry.label()),
+            Some(t) => format!(
+                "{}{}{t}",
+                self.entry.label(),
+                crate::results::THREADS_SUFFIX
+            ),
             None => self.entry.label(),
         }
-    }
-}
-
-/// What a sweep's level adds to a label: `point-query_range=100_threads=8`.
-pub const THREADS_SUFFIX: &str = "_threads=";
-
-/// A label without its sweep level, and the level: `("point-query_range=100", Some(8))`.
-pub fn split_level(label: &str) -> (&str, Option<u64>) {
-    match label.rsplit_once(THREADS_SUFFIX) {
-        Some((base, n)) => match n.parse() {
-            Ok(n) => (base, Some(n)),
-            Err(_) => (label, None),
-        },
-        None => (label, None),
     }
 }
 
