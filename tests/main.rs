@@ -31,5 +31,6 @@ mod security_history;
 mod security_servers;
 mod servers;
 mod stalls;
+mod sweeps;
 mod sysbench;
 mod sysbench_sqlite;

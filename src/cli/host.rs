@@ -20,6 +20,11 @@ pub enum HostCommand {
     Tune(TuneArgs),
     /// Put back exactly the values the last `dbperf host tune` saved.
     Undo(UndoArgs),
+    /// Started by `dbperf run` beside a cell of a read-ahead or scheduler sweep: waits for its
+    /// standard input to close (dbperf ended, however), then undoes the state file if it is
+    /// still there.
+    #[command(hide = true)]
+    Guard(UndoArgs),
 }
 
 #[derive(Args, Debug)]
@@ -190,6 +195,12 @@ pub fn run(cmd: HostCommand) -> anyhow::Result<i32> {
             for l in r.lines {
                 out!("{l}");
             }
+        }
+        HostCommand::Guard(a) => {
+            let Some(f) = &a.state_file else {
+                return bad_input("host guard needs --state-file");
+            };
+            crate::session::host_axes::guard(&roots(&a.roots)?, f)?;
         }
         HostCommand::Undo(a) => {
             let r = tune::undo(&roots(&a.roots)?, &state_file(&a.state_file))?;

@@ -80,6 +80,18 @@ pub struct RunArgs {
     #[arg(long = "target", value_name = "TARGET", group = WORKLOAD)]
     pub targets: Vec<String>,
 
+    /// Read-ahead (KB) of the block devices under each cell's data, or a list for a sweep
+    /// (`0,128,4096`): every cell runs at each value, set before it and put back exactly after
+    /// (as root; docs/campaigns.md). A campaign's `read_ahead_kb = [...]`.
+    #[arg(long, value_name = "KB[,KB...]", value_parser = spec::parse_kb_list, group = WORKLOAD)]
+    pub read_ahead_kb: Option<spec::KbList>,
+
+    /// The I/O scheduler of those devices' disks, or a list for a sweep (`none,mq-deadline`);
+    /// with --read-ahead-kb, every combination. A campaign's `io_scheduler = [...]`.
+    #[arg(long, value_name = "NAME[,NAME...]", value_parser = spec::parse_schedulers,
+          group = WORKLOAD)]
+    pub io_scheduler: Option<spec::Schedulers>,
+
     /// Extra SQLite pragma for every sqlite target, repeatable: --pragma cache_size=-65536.
     #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting,
           group = WORKLOAD)]
@@ -480,6 +492,8 @@ fn workload_flag(a: &RunArgs) -> Option<&str> {
 struct What {
     name: String,
     suites: Vec<Arc<dyn session::Suite>>,
+    /// Host settings swept over.
+    hosts: Vec<session::host_axes::HostSetting>,
     target_specs: Vec<String>,
     rounds: u32,
     pause_between: u64,
@@ -494,6 +508,10 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             // The directory adds the preset: `<date>-ibench-quick`.
             name: suites[0].name().to_string(),
             suites,
+            hosts: session::host_axes::combinations(
+                a.read_ahead_kb.as_ref().map_or(&[][..], |k| &k.0),
+                a.io_scheduler.as_ref().map_or(&[][..], |s| &s.0),
+            ),
             target_specs: if a.targets.is_empty() {
                 vec![crate::engines::Engine::DEFAULT.name().to_string()]
             } else {
@@ -548,6 +566,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
     Ok(What {
         name: name.clone(),
         suites,
+        hosts: session::host_axes::combinations(&c.read_ahead_kb, &c.io_scheduler),
         target_specs: c.targets.clone(),
         rounds: a.repeats.unwrap_or(c.repeats),
         pause_between: c.pause_between.unwrap_or(a.pause_between),
@@ -723,6 +742,8 @@ fn request(start: Start, w: What, targets: Vec<Target>) -> anyhow::Result<Reques
         interrupt: interrupt_flag(),
         profile: profile_settings(a),
         invocation: start.invocation,
+        hosts: w.hosts,
+        host_roots: crate::host::Roots::default(),
     })
 }
 

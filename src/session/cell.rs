@@ -23,7 +23,7 @@ pub(super) struct CellResult {
 }
 
 impl CellResult {
-    fn ended(status: RunStatus, error: String) -> CellResult {
+    pub(super) fn ended(status: RunStatus, error: String) -> CellResult {
         CellResult {
             status,
             steps: Vec::new(),

@@ -155,12 +155,14 @@ impl Steps for IbenchSteps {
             let (budget_s, _) = self.ib.params.wait_budget();
             cx.note(Note::CleanupWait { budget_s });
             let c = self.ib.cleanup_and_wait(cx.interrupt);
-            if let Some(e) = &c.error {
+            // Ctrl-C during the cleanup ends its wait with an error: the step was interrupted,
+            // not failed (its measured part ended ok).
+            if cx.interrupt.load(Ordering::SeqCst) {
+                status = Status::Interrupted;
+            } else if let Some(e) = &c.error {
                 status = Status::Failed;
                 error = Some(format!("cleanup after l.i2 failed: {e}"));
                 cx.cleanup_fault = c.fault;
-            } else if cx.interrupt.load(Ordering::SeqCst) {
-                status = Status::Interrupted;
             }
             Some(c)
         } else {

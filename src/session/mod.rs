@@ -6,6 +6,7 @@
 mod cell;
 pub mod events;
 mod fingerprint;
+pub mod host_axes;
 mod ibench;
 mod ledger;
 mod lock;
@@ -72,6 +73,10 @@ pub struct Request {
     pub interrupt: Arc<AtomicBool>,
     /// CPU profiles of every step's measured time (docs/profiles.md).
     pub profile: Option<crate::profile::Settings>,
+    /// Host settings swept over (read-ahead, I/O scheduler): each cell runs under each.
+    pub hosts: Vec<host_axes::HostSetting>,
+    /// Where sysfs and procfs are, for the host settings.
+    pub host_roots: crate::host::Roots,
 }
 
 pub use crate::dbms::ignore::IgnoreErrors;
@@ -108,6 +113,8 @@ impl Request {
             },
             interrupt: Arc::new(AtomicBool::new(false)),
             profile: None,
+            hosts: Vec::new(),
+            host_roots: crate::host::Roots::default(),
         }
     }
 

@@ -40,6 +40,45 @@ impl Loop<'_> {
         (exit, outcomes)
     }
 
+    /// The cell run under its host setting (none without a host sweep): applied to the devices
+    /// under its work directory before, put back after, whatever way it ends.
+    fn run_cell_under_host_setting(
+        &mut self,
+        ledger: &mut Ledger,
+        cell: &Cell,
+        host: usize,
+    ) -> super::cell::CellResult {
+        let Some(setting) = self.req.hosts.get(host) else {
+            return self.run_cell(ledger, cell);
+        };
+        let state = self.req.out.join(super::host_axes::STATE_FILE);
+        let applied = crate::safe_fs::make_dir_all(cell.work, crate::safe_fs::Also::Nobody)
+            .and_then(|_| {
+                super::host_axes::apply(&self.req.host_roots, setting, cell.work, &state)
+            });
+        let applied = match applied {
+            Ok(a) => a,
+            Err(e) => {
+                return super::cell::CellResult::ended(
+                    RunStatus::Failed,
+                    format!("cannot apply the host setting: {e:#}"),
+                )
+            }
+        };
+        let mut result = self.run_cell(ledger, cell);
+        if let Err(e) = applied.restore() {
+            let msg = format!(
+                "the host setting was not put back: {e:#} (dbperf host undo --state-file {})",
+                state.display()
+            );
+            self.events.note("", &Note::Warning(msg.clone()));
+            if result.error.is_none() {
+                result.error = Some(msg);
+            }
+        }
+        result
+    }
+
     /// So one target's write-back and compaction do not spill into the next one's measurements.
     fn pause(&mut self) {
         let pause = self.req.pause_between;
@@ -83,7 +122,7 @@ impl Loop<'_> {
             suite: req.suites[plan.suite].as_ref(),
             work: &work,
         };
-        let result = self.run_cell(ledger, &cell);
+        let result = self.run_cell_under_host_setting(ledger, &cell, plan.host);
         let removed = own && !req.keep_data;
         if removed {
             if let Err(e) = remove_cell_work(&req.out, &plan.id) {

@@ -33,7 +33,17 @@ pub(super) fn prepare(
 ) -> anyhow::Result<(Prepared, Ledger)> {
     let target_names: Vec<String> = req.targets.iter().map(|t| t.name.clone()).collect();
     let suites: Vec<(&str, plan::Axes)> = req.suites.iter().map(|s| (s.name(), s.axes())).collect();
-    let cells = plan::cells(&target_names, &suites, &[], req.rounds.max(1));
+    let hosts: Vec<plan::Axes> = req.hosts.iter().map(|h| h.axes()).collect();
+    let cells = plan::cells(&target_names, &suites, &hosts, req.rounds.max(1));
+    if !req.hosts.is_empty() {
+        if let Some(t) = req.targets.iter().find(|t| t.external.is_some()) {
+            return bad_input(format!(
+                "target {} is a server dbperf does not manage: its data is not on this host, so \
+                 read_ahead_kb and io_scheduler sweeps cannot apply to it",
+                t.name
+            ));
+        }
+    }
     let prints = cells
         .iter()
         .map(|c| fingerprint::of(&req.targets[c.target], req.suites[c.suite].as_ref()))
@@ -54,6 +64,9 @@ pub(super) fn prepare(
         }
     };
     check_own_work(req)?;
+    // A dbperf killed inside a cell whose guard could not put the devices back: put back now.
+    super::host_axes::put_back(&req.host_roots, &out.join(super::host_axes::STATE_FILE))?;
+    super::host_axes::check(&req.host_roots, &req.hosts, out)?;
     let ledger = match req.resume {
         true => {
             let j = read_journal(out)?;

@@ -304,12 +304,13 @@ impl SysbenchSteps {
             let (budget_s, _) = p.postwrite_budget();
             cx.note(Note::CleanupWait { budget_s });
             let c = self.sb.postwrite(cx.interrupt);
-            if let Some(err) = &c.error {
+            // Ctrl-C during the cleanup ends its wait with an error: interrupted, not failed.
+            if cx.interrupt.load(Ordering::SeqCst) {
+                status = Status::Interrupted;
+            } else if let Some(err) = &c.error {
                 status = Status::Failed;
                 error = Some(format!("postwrite cleanup failed: {err}"));
                 cx.cleanup_fault = c.fault;
-            } else if cx.interrupt.load(Ordering::SeqCst) {
-                status = Status::Interrupted;
             }
             Some(cleanup_record(&c))
         } else {

@@ -32,6 +32,10 @@ pub struct CampaignDecl {
     pub ibench: Option<toml::Table>,
     /// Flags for the sysbench suite: `tests = "point-query,read-only*"`, `threads = 4`.
     pub sysbench: Option<toml::Table>,
+    /// Host settings swept over: every cell runs at each read-ahead (KB) and scheduler of the
+    /// block devices under its data, set before it and put back after.
+    pub read_ahead_kb: Option<Vec<u64>>,
+    pub io_scheduler: Option<Vec<String>>,
 }
 
 /// A campaign as the CLI turns it into a run.
@@ -47,6 +51,9 @@ pub struct Campaign {
     pub base: Option<String>,
     /// Per suite: the `dbperf run` arguments its overrides stand for.
     pub args: BTreeMap<String, Vec<String>>,
+    /// Host settings swept over (checked as `--read-ahead-kb` and `--io-scheduler` are).
+    pub read_ahead_kb: Vec<u64>,
+    pub io_scheduler: Vec<String>,
 }
 
 const SUITES: &[&str] = &["ibench", "sysbench"];
@@ -147,6 +154,19 @@ impl CampaignDecl {
             }
             args.insert(suite.to_string(), flags(name, suite, table)?);
         }
+        let join = |v: Vec<String>| v.join(",");
+        let read_ahead_kb = match &self.read_ahead_kb {
+            Some(v) => super::parse_kb_list(&join(v.iter().map(u64::to_string).collect()))
+                .map(|k| k.0)
+                .or_else(|e| bad_input(format!("campaign {name}: read_ahead_kb: {e}")))?,
+            None => Vec::new(),
+        };
+        let io_scheduler = match &self.io_scheduler {
+            Some(v) => super::parse_schedulers(&join(v.clone()))
+                .map(|s| s.0)
+                .or_else(|e| bad_input(format!("campaign {name}: io_scheduler: {e}")))?,
+            None => Vec::new(),
+        };
         Ok(Campaign {
             name: name.to_string(),
             targets,
@@ -156,6 +176,8 @@ impl CampaignDecl {
             pause_between: self.pause_between,
             base: self.base.clone(),
             args,
+            read_ahead_kb,
+            io_scheduler,
         })
     }
 }

@@ -231,6 +231,63 @@ pub fn parse_levels(s: &str) -> Result<Levels, String> {
     Ok(Levels(out))
 }
 
+/// Read-ahead values of a sweep (`--read-ahead-kb 0,128,4096`), in KB: whole numbers, 0 (none)
+/// allowed, none twice, at most `MAX_LEVELS` of them, each at most 1 GiB; ascending.
+pub fn parse_kb_list(s: &str) -> Result<KbList, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let n: u64 = part
+            .parse()
+            .map_err(|_| format!("'{part}' is not a whole number of KB"))?;
+        if n > 1 << 20 {
+            return Err(format!("'{part}' KB of read-ahead is more than 1 GiB"));
+        }
+        if out.contains(&n) {
+            return Err(format!("'{s}' names {n} twice"));
+        }
+        out.push(n);
+    }
+    if out.len() > MAX_LEVELS {
+        return Err(format!("'{s}' has more than {MAX_LEVELS} values"));
+    }
+    out.sort_unstable();
+    Ok(KbList(out))
+}
+
+/// Read-ahead values of a sweep, in KB, ascending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KbList(pub Vec<u64>);
+
+/// I/O scheduler names of a sweep, as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedulers(pub Vec<String>);
+
+/// I/O scheduler names of a sweep (`--io-scheduler none,mq-deadline`): as the kernel names
+/// them, none twice, at most `MAX_LEVELS`.
+pub fn parse_schedulers(s: &str) -> Result<Schedulers, String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        if part.is_empty()
+            || part.len() > 32
+            || !part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "'{part}' is not an I/O scheduler name (none, mq-deadline, bfq, kyber)"
+            ));
+        }
+        if out.iter().any(|x| x == part) {
+            return Err(format!("'{s}' names {part} twice"));
+        }
+        out.push(part.to_string());
+    }
+    if out.len() > MAX_LEVELS {
+        return Err(format!("'{s}' has more than {MAX_LEVELS} values"));
+    }
+    Ok(Schedulers(out))
+}
+
 /// The most levels one sweep may have.
 pub const MAX_LEVELS: usize = 16;
 

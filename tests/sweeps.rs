@@ -1,0 +1,278 @@
+//! Sweeps: concurrency and host settings as axes of a run.
+//!
+//! * `--clients 1,2` runs the Insert Benchmark once per level, each a cell with a fresh load,
+//!   recorded in the journal and run.json, resumed like any cell, reported level by level with a
+//!   Scaling section;
+//! * `--threads 1,2` runs each sysbench microbenchmark at each level after one load;
+//! * `--read-ahead-kb` sets the read-ahead of the devices under each cell's data before it and
+//!   puts it back exactly after: when the cell ends, when it fails, and when dbperf is killed
+//!   (its guard puts it back); without root it is refused;
+//! * bad lists are one sentence and exit 2.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::{dbperf, text};
+
+fn run(args: &[&str], out: &Path) -> Output {
+    dbperf()
+        .args(["run", "--no-progress", "--no-calibration", "--out"])
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn a_clients_sweep_is_a_cell_per_level_resumed_and_reported_by_level() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(
+        &[
+            "--target",
+            "sqlite",
+            "--target",
+            "sqlite:wal-full",
+            "--clients",
+            "2,1",
+            "--steps",
+            "l.i0,l.x",
+            "--rows-l-i0",
+            "5k",
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let journal = json(&out.join("campaign.json"));
+    let ids: Vec<&str> = journal["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite.wal-normal.c1",
+            "sqlite.wal-normal.c2",
+            "sqlite.wal-full.c1",
+            "sqlite.wal-full.c2"
+        ]
+    );
+    for (id, level) in [("sqlite.wal-normal.c1", 1), ("sqlite.wal-full.c2", 2)] {
+        let r = json(&out.join(id).join("run.json"));
+        assert_eq!(r["axes"]["clients"], level.to_string());
+        assert_eq!(r["parameters"]["clients"], level);
+        // Rows are per client: level 2 loaded twice the rows, each level its own load.
+        let l = json(&out.join(id).join("steps/l.i0.json"));
+        assert_eq!(l["parameters"]["planned_rows"], 5000 * level);
+    }
+    // The report: a section per level, and the Scaling section.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Insert Benchmark · clients 1"), "{md}");
+    assert!(md.contains("## Insert Benchmark · clients 2"), "{md}");
+    assert!(
+        md.contains("## Scaling: Insert Benchmark by clients"),
+        "{md}"
+    );
+    assert!(md.contains("throughput per client, relative to the lowest level"));
+    assert!(!md.contains("run with different parameters"), "{md}");
+    // Resume after one level's result is lost: that cell alone runs again.
+    let mut j = journal.clone();
+    j["cells"][1]["state"] = "running".into();
+    std::fs::write(out.join("campaign.json"), j.to_string()).unwrap();
+    std::fs::remove_dir_all(out.join("sqlite.wal-normal.c2")).unwrap();
+    let o = dbperf()
+        .args(["run", "--no-progress", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r = json(&out.join("sqlite.wal-normal.c2/run.json"));
+    assert_eq!(r["axes"]["clients"], "2");
+}
+
+#[test]
+fn a_threads_sweep_runs_each_test_at_each_level_after_one_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(
+        &[
+            "--suite",
+            "sysbench",
+            "--threads",
+            "1,2",
+            "--tests",
+            "point-query,update-index",
+            "--read-seconds",
+            "1",
+            "--write-seconds",
+            "1",
+            "--warmup-seconds",
+            "0",
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = out.join("sqlite.wal-normal");
+    let planned: Vec<String> = json(&dir.join("run.json"))["steps_planned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        planned,
+        [
+            "load",
+            "update-index_range=100_threads=1",
+            "update-index_range=100_threads=2",
+            "point-query_range=100_threads=1",
+            "point-query_range=100_threads=2",
+        ]
+    );
+    let s = json(&dir.join("steps/point-query_range=100_threads=2.json"));
+    assert_eq!(s["parameters"]["clients"], 2);
+    assert_eq!(s["sysbench"]["threads"], 2);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Scaling: sysbench by threads"), "{md}");
+}
+
+#[test]
+fn bad_sweep_lists_are_one_sentence_and_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["--clients", ""][..], "empty level"),
+        (&["--clients", "0,2"], "at least 1"),
+        (&["--clients", "2,2"], "twice"),
+        (
+            &["--suite", "sysbench", "--threads", "1,x"],
+            "not a whole number",
+        ),
+        (
+            &["--suite", "sysbench", "--rows", "100", "--threads", "1,200"],
+            "more threads than",
+        ),
+        (&["--suite", "sysbench", "--threads", "1,2000"], "1..1024"),
+        (&["--read-ahead-kb", "128,128"], "twice"),
+        (&["--read-ahead-kb", "99999999999"], "more than 1 GiB"),
+        (&["--io-scheduler", "none,../x"], "not an I/O scheduler"),
+    ] {
+        let o = run(args, &tmp.path().join("r"));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// The block device under `dir` and its read-ahead, as `dbperf host show` sees them.
+fn device_under(dir: &Path) -> Option<(String, PathBuf)> {
+    let o = dbperf()
+        .args(["host", "show", "--json", "--path"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    let d = &j["storage"][0]["devices"][0];
+    let name = d["name"].as_str()?.to_string();
+    let sys = PathBuf::from(format!("/sys/class/block/{name}/queue/read_ahead_kb"));
+    sys.exists().then_some((name, sys))
+}
+
+fn read_ahead(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_read_ahead_sweep_puts_every_device_back_whatever_happens() {
+    let tmp = tempfile::tempdir().unwrap();
+    if !common::is_root() {
+        // Without root the sweep is refused before anything runs.
+        let o = run(
+            &["--target", "sqlite", "--read-ahead-kb", "64"],
+            &tmp.path().join("r"),
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("needs root"));
+        eprintln!("note: not root, so the read-ahead of a real device is not swept here");
+        return;
+    }
+    let Some((name, sys)) = device_under(tmp.path()) else {
+        eprintln!(
+            "skipped: no block device with a read-ahead under {}",
+            tmp.path().display()
+        );
+        return;
+    };
+    let before = read_ahead(&sys);
+    let values = if before == "64" { "96,256" } else { "64,256" };
+    // Whole: each cell at its value (run.json's host says so), then back.
+    let out = tmp.path().join("whole");
+    let o = run(
+        &[
+            "--target",
+            "sqlite",
+            "--read-ahead-kb",
+            values,
+            "--steps",
+            "l.i0",
+            "--rows-l-i0",
+            "5k",
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(read_ahead(&sys), before, "{name} put back");
+    for v in values.split(',') {
+        let r = json(&out.join(format!("sqlite.wal-normal.ra{v}/run.json")));
+        assert_eq!(r["axes"]["read_ahead_kb"], v);
+        let seen = r["host"]["storage"][0]["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name.as_str())
+            .map(|d| d["read_ahead_kb"].to_string());
+        assert_eq!(seen.as_deref(), Some(v), "{name} during the cell");
+    }
+    // A cell that fails: put back too.
+    let o = run(
+        &["--target", "null:fail-at-5", "--read-ahead-kb", "64"],
+        &tmp.path().join("failing"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(
+        read_ahead(&sys),
+        before,
+        "{name} put back after a failed cell"
+    );
+    // dbperf killed mid-cell (SIGKILL): its guard puts the device back.
+    let mut child = dbperf()
+        .args(["run", "--no-progress", "--no-calibration", "--out"])
+        .arg(tmp.path().join("killed"))
+        .args(["--target", "sqlite", "--read-ahead-kb", "64"])
+        .args(["--steps", "l.i0", "--rows-l-i0", "50M"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while read_ahead(&sys) != "64" && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(read_ahead(&sys), "64", "set during the cell");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    while read_ahead(&sys) != before && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(read_ahead(&sys), before, "{name} put back after SIGKILL");
+}
