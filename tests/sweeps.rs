@@ -276,3 +276,110 @@ fn a_read_ahead_sweep_puts_every_device_back_whatever_happens() {
     }
     assert_eq!(read_ahead(&sys), before, "{name} put back after SIGKILL");
 }
+
+/// The sysbench sweep against real servers dbperf starts: each test at 1 and 2 threads, ok.
+#[test]
+fn postgres_and_mariadb_at_1_and_2_threads() {
+    if !common::postgres() || !common::mariadb(false) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(
+        &[
+            "--suite",
+            "sysbench",
+            "--target",
+            "postgres",
+            "--target",
+            "mariadb",
+            "--threads",
+            "1,2",
+            "--tests",
+            "point-query,read-only_range=10",
+            "--rows",
+            "2000",
+            "--read-seconds",
+            "1",
+            "--warmup-seconds",
+            "0",
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for t in ["postgres.default", "mariadb.default"] {
+        for step in [
+            "point-query_range=100_threads=1",
+            "point-query_range=100_threads=2",
+            "read-only_range=10_threads=2",
+        ] {
+            let s = json(&out.join(t).join("steps").join(format!("{step}.json")));
+            assert_eq!(s["status"], "ok", "{t} {step}: {}", s["error"]);
+            assert!(s["headline"]["value"].as_f64().unwrap() > 0.0, "{t} {step}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("point-query_range=100 · mariadb.default"),
+        "{md}"
+    );
+}
+
+/// A server setting swept over: each value is in the cell's config, and an install-time one
+/// (InnoDB's page size) reaches the install step: the server reports it.
+#[test]
+fn a_server_setting_sweep_reaches_the_install_step() {
+    if !common::mariadb(false) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(
+        &[
+            "--target",
+            "mariadb",
+            "--vary",
+            "innodb_page_size=8k,16k",
+            "--steps",
+            "l.i0",
+            "--rows-l-i0",
+            "2k",
+        ],
+        &out,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for (v, bytes) in [("8k", "8192"), ("16k", "16384")] {
+        let r = json(&out.join(format!("mariadb.default.innodb_page_size={v}/run.json")));
+        assert_eq!(r["axes"]["setting.innodb_page_size"], v);
+        let text = r["target"]["config_text"].as_str().unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l == format!("innodb_page_size = {bytes}")),
+            "{v}: {text}"
+        );
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Insert Benchmark by innodb_page_size"),
+        "{md}"
+    );
+}
+
+/// More connections than a managed server's config allows are refused before anything runs.
+#[test]
+fn a_sweep_past_the_servers_connection_limit_is_refused() {
+    if !common::postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let o = run(&["--target", "postgres", "--clients", "1,200"], &out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("more than the max_connections 200"), "{err}");
+    assert!(!out.exists(), "nothing ran");
+    let o = run(&["--vary", "cache_size"], &out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = run(&["--vary", "cache_size=1"], &out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

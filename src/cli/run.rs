@@ -92,6 +92,14 @@ pub struct RunArgs {
           group = WORKLOAD)]
     pub io_scheduler: Option<spec::Schedulers>,
 
+    /// A server setting swept over, SETTING=VALUE,VALUE...: every target runs once per value,
+    /// with `SETTING = VALUE` after its config's lines (`innodb_page_size=4k,8k,16k`, given to
+    /// the install step as the config's install-time options are; a SQLite pragma for SQLite).
+    /// A campaign's `vary = { setting = "...", values = [...] }`.
+    #[arg(long, value_name = "SETTING=V,V...", value_parser = spec::target::parse_vary,
+          group = WORKLOAD)]
+    pub vary: Option<spec::target::Vary>,
+
     /// Extra SQLite pragma for every sqlite target, repeatable: --pragma cache_size=-65536.
     #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting,
           group = WORKLOAD)]
@@ -492,6 +500,8 @@ fn workload_flag(a: &RunArgs) -> Option<&str> {
 struct What {
     name: String,
     suites: Vec<Arc<dyn session::Suite>>,
+    /// A server setting swept over.
+    vary: Option<spec::target::Vary>,
     /// Host settings swept over.
     hosts: Vec<session::host_axes::HostSetting>,
     target_specs: Vec<String>,
@@ -508,6 +518,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             // The directory adds the preset: `<date>-ibench-quick`.
             name: suites[0].name().to_string(),
             suites,
+            vary: a.vary.clone(),
             hosts: session::host_axes::combinations(
                 a.read_ahead_kb.as_ref().map_or(&[][..], |k| &k.0),
                 a.io_scheduler.as_ref().map_or(&[][..], |s| &s.0),
@@ -566,6 +577,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
     Ok(What {
         name: name.clone(),
         suites,
+        vary: c.vary.clone(),
         hosts: session::host_axes::combinations(&c.read_ahead_kb, &c.io_scheduler),
         target_specs: c.targets.clone(),
         rounds: a.repeats.unwrap_or(c.repeats),
@@ -691,6 +703,15 @@ fn targets(
         if let Some(e) = s.refuses(&targets) {
             return bad_input(e);
         }
+    }
+    if let Some(v) = &w.vary {
+        let mut each = Vec::new();
+        for t in &targets {
+            for value in &v.values {
+                each.push(t.with_setting(&v.setting, value)?);
+            }
+        }
+        targets = each;
     }
     if let Some(b) = &w.base {
         if !targets.iter().any(|t| &t.name == b) {

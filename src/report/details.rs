@@ -105,6 +105,15 @@ fn listed(mut d: Vec<String>, max: usize) -> String {
     s
 }
 
+/// The host fingerprint's field a swept host axis sets, as a key suffix.
+fn host_field(axis: &str) -> Option<&'static str> {
+    match axis {
+        "read_ahead_kb" => Some(".read_ahead_kb"),
+        "io_scheduler" => Some(".scheduler"),
+        _ => None,
+    }
+}
+
 /// Sentences that change how the comparison should be read.
 pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     let mut out = Vec::new();
@@ -127,7 +136,10 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             listed(ident, 4)
         ));
     }
-    let settings = differences(&hosts, |k| !IDENTITY.contains(&k));
+    // A swept host setting (a device's read_ahead_kb, its scheduler) differs on purpose.
+    let swept_fields: Vec<&str> = swept.iter().filter_map(|a| host_field(a)).collect();
+    let swept_host = |k: &str| swept_fields.iter().any(|f| k.ends_with(f));
+    let settings = differences(&hosts, |k| !IDENTITY.contains(&k) && !swept_host(k));
     if !settings.is_empty() {
         out.push(format!(
             "Host software or settings differ between these results (dbperf host show explains each): {}.",

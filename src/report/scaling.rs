@@ -1,8 +1,10 @@
-//! How results scale with concurrency (docs/report.md, "Scaling"): for a `--clients` sweep of
-//! the Insert Benchmark (one result per level) and a `--threads` sweep of sysbench (one step per
-//! level), each step's throughput at every level, the throughput per client or thread relative
-//! to the lowest level (1.00 = scales linearly), and the host CPU and context switches each
-//! operation cost. A curve is one target at every level, other axes equal.
+//! How results scale with concurrency and change with a swept setting (docs/report.md,
+//! "Scaling"): for a `--clients` sweep of the Insert Benchmark (one result per level) and a
+//! `--threads` sweep of sysbench (one step per level), each step's throughput at every level,
+//! the throughput per client or thread relative to the lowest level (1.00 = scales linearly),
+//! and the host CPU and context switches each operation cost; for a swept read-ahead,
+//! scheduler or server setting, each step's throughput, disk reads per operation and KB per
+//! disk read at every value. A curve is one target at every level, other axes equal.
 
 use std::collections::BTreeMap;
 
@@ -23,28 +25,178 @@ struct Curve {
     order: Vec<String>,
 }
 
-/// The scaling sections of `all`: the Insert Benchmark's and sysbench's, when they swept.
+/// The scaling sections of `all`: the Insert Benchmark's and sysbench's, when they swept
+/// concurrency; and one per swept setting (read-ahead, scheduler, a server setting).
 pub fn sections(all: &[TargetResult]) -> Vec<Section> {
     let mut out = Vec::new();
-    if let Some(s) = section(
-        "ibench",
-        "Insert Benchmark",
-        XAxis::Clients,
-        ibench_curves(all),
-        all,
-    ) {
-        out.push(s);
+    let concurrency = [
+        (
+            "ibench",
+            "Insert Benchmark",
+            XAxis::Clients,
+            ibench_curves(all),
+        ),
+        ("sysbench", "sysbench", XAxis::Threads, sysbench_curves(all)),
+    ];
+    for (suite, title, axis, curves) in concurrency {
+        out.extend(section(suite, title, axis, curves, all));
     }
-    if let Some(s) = section(
-        "sysbench",
-        "sysbench",
-        XAxis::Threads,
-        sysbench_curves(all),
-        all,
-    ) {
-        out.push(s);
+    let mut keys: Vec<&String> = all
+        .iter()
+        .flat_map(|t| t.run.axes.keys())
+        .filter(|k| *k != "clients")
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        for (suite, title) in [("ibench", "Insert Benchmark"), ("sysbench", "sysbench")] {
+            out.extend(by_setting(all, suite, title, key));
+        }
     }
     out
+}
+
+/// A swept setting's values as the report orders them: by number when they all are numbers
+/// (read_ahead_kb, a size), else in the order the results came.
+fn ordered_values(all: &[TargetResult], suite: &str, key: &str) -> Vec<String> {
+    let mut values: Vec<String> = Vec::new();
+    for t in all.iter().filter(|t| t.run.suite == suite) {
+        if let Some(v) = t.run.axes.get(key) {
+            if !values.contains(v) {
+                values.push(v.clone());
+            }
+        }
+    }
+    if values.iter().all(|v| v.parse::<f64>().is_ok()) {
+        values.sort_by(|a, b| {
+            let n = |x: &String| x.parse::<f64>().unwrap_or(0.0);
+            n(a).total_cmp(&n(b))
+        });
+    }
+    values
+}
+
+/// Rows of one figure: a row per step and curve, a column per value.
+type Rows = Vec<(String, Vec<Option<f64>>)>;
+
+/// How each step's throughput and disk reads change with one swept setting: a row per step and
+/// target (other axes equal), a column per value. Disk reads per operation and KB per disk
+/// read show what the setting does to IO (a larger read-ahead reads more per read, a smaller
+/// page less).
+fn by_setting(
+    all: &[TargetResult],
+    suite: &'static str,
+    title: &str,
+    key: &str,
+) -> Option<Section> {
+    let values = ordered_values(all, suite, key);
+    if values.len() < 2 {
+        return None;
+    }
+    // Curves: one target, the other axes equal, at each value of `key`.
+    let mut curves: Vec<(String, BTreeMap<String, usize>)> = Vec::new();
+    for (i, t) in all.iter().enumerate().filter(|(_, t)| t.run.suite == suite) {
+        let Some(v) = t.run.axes.get(key) else {
+            continue;
+        };
+        let mut rest = t.run.axes.clone();
+        rest.remove(key);
+        let label = if rest.is_empty() {
+            t.name().to_string()
+        } else {
+            format!("{} · {}", t.name(), axes_label(&rest))
+        };
+        match curves.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, m)) => {
+                m.insert(v.clone(), i);
+            }
+            None => curves.push((label, BTreeMap::from([(v.clone(), i)]))),
+        }
+    }
+    let mut steps: Vec<String> = Vec::new();
+    for (_, m) in &curves {
+        for &i in m.values() {
+            for s in &all[i].run.steps_planned {
+                if !steps.contains(s) {
+                    steps.push(s.clone());
+                }
+            }
+        }
+    }
+    let figure = |f: &dyn Fn(&TargetResult, &str) -> Option<f64>| -> Rows {
+        let mut rows = Vec::new();
+        for s in &steps {
+            for (label, m) in &curves {
+                let cells: Vec<Option<f64>> = values
+                    .iter()
+                    .map(|v| m.get(v).and_then(|i| f(&all[*i], s)))
+                    .collect();
+                if cells.iter().all(Option::is_none) {
+                    continue;
+                }
+                let row = if curves.len() > 1 {
+                    format!("{s} · {label}")
+                } else {
+                    s.clone()
+                };
+                rows.push((row, cells));
+            }
+        }
+        rows
+    };
+    let name = key.strip_prefix("setting.").unwrap_or(key);
+    let mut sec = Section::new(
+        format!("by-{}-{suite}", key.replace('.', "-")),
+        format!("{title} by {name}"),
+    );
+    sec.blocks.push(Block::Text(format!(
+        "Each step at every value of {name}, per target (other axes equal). Disk reads per \
+         operation and KB per disk read show what the setting does to IO."
+    )));
+    let kb_per_read = |t: &TargetResult, s: &str| {
+        let r = metric(t, s, Metric::Rpq)?;
+        let kb = metric(t, s, Metric::Rkbpq)?;
+        (r > 0.0).then(|| kb / r)
+    };
+    let tables: [(&str, &str, &str, Better, Rows); 3] = [
+        (
+            "throughput",
+            "throughput",
+            "",
+            Better::Higher,
+            figure(&|t, s| headline(t, s, 0)),
+        ),
+        (
+            "reads",
+            "disk reads per operation",
+            "reads/op",
+            Better::Lower,
+            figure(&|t, s| metric(t, s, Metric::Rpq)),
+        ),
+        (
+            "kb-per-read",
+            "KB per disk read",
+            "KB",
+            Better::Neither,
+            figure(&kb_per_read),
+        ),
+    ];
+    for (k, what, unit, better, rows) in tables {
+        // No disk reads at all (everything cached): no table of KB per read.
+        if rows.is_empty() {
+            continue;
+        }
+        sec.blocks.push(Block::Table(value_table(
+            suite,
+            &format!("by.{key}.{suite}.{k}"),
+            &format!("{what} by {name}"),
+            unit,
+            better,
+            &values,
+            rows,
+        )));
+    }
+    Some(sec)
 }
 
 /// Curves of a `--clients` sweep: results of one target (other axes equal) at each level.
@@ -293,7 +445,22 @@ fn table(
     unit: &str,
     better: Better,
     levels: &[u64],
-    rows: Vec<(String, Vec<Option<f64>>)>,
+    rows: Rows,
+) -> Table {
+    let values: Vec<String> = levels.iter().map(u64::to_string).collect();
+    value_table(suite, id, title, unit, better, &values, rows)
+}
+
+/// A table of a figure at each value of an axis: a row per step (and target), a column per
+/// value.
+fn value_table(
+    suite: &'static str,
+    id: &str,
+    title: &str,
+    unit: &str,
+    better: Better,
+    values: &[String],
+    rows: Rows,
 ) -> Table {
     Table {
         id: id.to_string(),
@@ -303,9 +470,9 @@ fn table(
         step: None,
         op: None,
         row_header: "step".into(),
-        columns: levels
+        columns: values
             .iter()
-            .map(|l| Column::new(&l.to_string(), &l.to_string(), unit, title, better))
+            .map(|v| Column::new(v, v, unit, title, better))
             .collect(),
         rows: rows
             .into_iter()

@@ -330,6 +330,26 @@ fn mysql_names(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The connections a server started with the config `text` takes: its `max_connections`
+/// (the last one given), else the engine's default (PostgreSQL 100, MariaDB and MySQL 151).
+pub fn max_connections(kind: Kind, text: &str) -> u64 {
+    let mut v = if kind == Kind::Postgres { 100 } else { 151 };
+    for line in text.lines() {
+        let l = line.split('#').next().unwrap_or_default().trim();
+        let Some((k, value)) = l.split_once('=') else {
+            continue;
+        };
+        let k = k.trim().replace('-', "_").to_ascii_lowercase();
+        let k = k.strip_prefix("loose_").unwrap_or(&k);
+        if k == "max_connections" {
+            if let Ok(n) = value.trim().trim_matches('\'').parse() {
+                v = n;
+            }
+        }
+    }
+    v
+}
+
 /// Whether the my.cnf `text` sets the option `name` (written with underscores).
 pub fn mycnf_sets(text: &str, name: &str) -> bool {
     mycnf_options(text).iter().any(|o| option_name(o) == name)
@@ -446,6 +466,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn max_connections_is_the_configs_last_or_the_engines_default() {
+        assert_eq!(max_connections(Kind::Postgres, ""), 100);
+        assert_eq!(max_connections(Kind::MariaDb, "skip_log_bin\n"), 151);
+        assert_eq!(
+            max_connections(Kind::MariaDb, "max_connections = 500\nmax-connections=20\n"),
+            20
+        );
+        assert_eq!(
+            max_connections(Kind::Postgres, "max_connections = '50' # x\n"),
+            50
+        );
     }
 
     #[test]

@@ -44,6 +44,11 @@ impl Suite for IbenchSuite {
         self.params.steps.clone()
     }
 
+    fn connections(&self) -> u64 {
+        // qr/qp steps: a query, an insert and a delete connection per client; and dbperf's own.
+        self.params.clients * 3 + 2
+    }
+
     fn axes(&self) -> BTreeMap<String, String> {
         let mut a = BTreeMap::new();
         if self.sweep {

@@ -36,12 +36,13 @@ impl Cell {
     }
 }
 
-/// Every cell in order: targets x suites (each at its sweep level) x host settings, repeated
+/// Every cell in order: targets (each at its value of a swept setting) x suites (each at its
+/// sweep level) x host settings, repeated
 /// `rounds` times. A cell's directory is the target's name, with the suite when there are
 /// several, the axes' values (`crate::results::axes_label`) when there are any, and
 /// `r<round>` below it when there are repeats.
 pub fn cells(
-    targets: &[String],
+    targets: &[(String, Axes)],
     suites: &[(&str, Axes)],
     hosts: &[Axes],
     rounds: u32,
@@ -67,9 +68,10 @@ pub fn cells(
     for r in 0..rounds {
         for j in 0..base.len() {
             let (t, s, h) = base[(j + r as usize) % base.len()];
-            let mut axes = suites[s].1.clone();
+            let mut axes = targets[t].1.clone();
+            axes.extend(suites[s].1.clone());
             axes.extend(hosts[h].clone());
-            let mut id = targets[t].clone();
+            let mut id = targets[t].0.clone();
             if names.len() > 1 {
                 id.push('-');
                 id.push_str(suites[s].0);
@@ -113,13 +115,17 @@ pub fn parse_shard(s: &str) -> Result<Shard, String> {
 mod tests {
     use super::*;
 
+    fn names(n: &[&str]) -> Vec<(String, Axes)> {
+        n.iter().map(|s| (s.to_string(), Axes::new())).collect()
+    }
+
     fn ids(c: &[Cell]) -> Vec<&str> {
         c.iter().map(|c| c.id.as_str()).collect()
     }
 
     #[test]
     fn rounds_rotate_so_no_target_always_runs_last() {
-        let t = vec!["a".to_string(), "b".into(), "c".into()];
+        let t = names(&["a", "b", "c"]);
         let c = cells(&t, &[("ibench", Axes::new())], &[], 3);
         assert_eq!(
             ids(&c),
@@ -139,7 +145,7 @@ mod tests {
 
     #[test]
     fn one_round_keeps_todays_directories() {
-        let t = vec!["sqlite.wal-normal".to_string(), "postgres.default".into()];
+        let t = names(&["sqlite.wal-normal", "postgres.default"]);
         assert_eq!(
             ids(&cells(&t, &[("ibench", Axes::new())], &[], 1)),
             ["sqlite.wal-normal", "postgres.default"]
@@ -157,7 +163,7 @@ mod tests {
 
     #[test]
     fn a_sweep_names_each_level_in_the_cell() {
-        let t = vec!["pg.default".to_string()];
+        let t = names(&["pg.default"]);
         let level = |n: &str| Axes::from([("clients".to_string(), n.to_string())]);
         let c = cells(
             &t,
@@ -179,7 +185,7 @@ mod tests {
 
     #[test]
     fn shards_split_the_plan_without_overlap() {
-        let t: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
+        let t: Vec<(String, Axes)> = (0..5).map(|i| (format!("t{i}"), Axes::new())).collect();
         let c = cells(&t, &[("ibench", Axes::new())], &[], 2);
         let mut seen = vec![0; c.len()];
         for k in 1..=3 {

@@ -31,7 +31,11 @@ pub(super) fn prepare(
     req: &Request,
     events: &mut dyn Events,
 ) -> anyhow::Result<(Prepared, Ledger)> {
-    let target_names: Vec<String> = req.targets.iter().map(|t| t.name.clone()).collect();
+    let target_names: Vec<(String, plan::Axes)> = req
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), t.axes.clone()))
+        .collect();
     let suites: Vec<(&str, plan::Axes)> = req.suites.iter().map(|s| (s.name(), s.axes())).collect();
     let hosts: Vec<plan::Axes> = req.hosts.iter().map(|h| h.axes()).collect();
     let cells = plan::cells(&target_names, &suites, &hosts, req.rounds.max(1));

@@ -30,6 +30,9 @@ pub trait Suite: Send + Sync {
     fn refuses(&self, _targets: &[crate::spec::target::Target]) -> Option<String> {
         None
     }
+    /// The most connections it opens at once to one target (its workers and a few of its
+    /// own), so a server started with fewer is refused before anything runs.
+    fn connections(&self) -> u64;
     /// Its values of the run's swept axes: the Insert Benchmark at one level of a `--clients`
     /// sweep is `clients` = `4`. Empty without a sweep.
     fn axes(&self) -> BTreeMap<String, String> {

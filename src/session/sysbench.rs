@@ -41,6 +41,17 @@ impl Suite for SysbenchSuite {
         self.params.step_names()
     }
 
+    fn connections(&self) -> u64 {
+        let most = self
+            .params
+            .planned()
+            .iter()
+            .map(|t| self.params.threads_of(t))
+            .max()
+            .unwrap_or(1);
+        most + 2
+    }
+
     fn needs_existing_tables(&self) -> Option<String> {
         (!self.params.load).then(|| "--skip-load cannot be used with it".to_string())
     }

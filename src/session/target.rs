@@ -82,6 +82,17 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
                 cx.server_start_timeout,
                 Some(cx.interrupt.clone()),
             )?;
+            let most = server::configs::max_connections(plan.kind, &plan.config_text);
+            let needs = cx.suite.connections();
+            if needs > most {
+                return bad_input(format!(
+                    "target {}: the {} suite needs up to {needs} connections at once, more \
+                     than the max_connections {most} its config allows; give fewer clients or \
+                     threads, or a config with max_connections = {needs} or more",
+                    t.name,
+                    cx.suite.name()
+                ));
+            }
             out.push(Checked {
                 target: t.clone(),
                 access: Access::Managed(Box::new(plan)),

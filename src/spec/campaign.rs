@@ -36,6 +36,15 @@ pub struct CampaignDecl {
     /// block devices under its data, set before it and put back after.
     pub read_ahead_kb: Option<Vec<u64>>,
     pub io_scheduler: Option<Vec<String>>,
+    /// One server setting swept over: `vary = { setting = "innodb_page_size", values = [...] }`.
+    pub vary: Option<VaryDecl>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VaryDecl {
+    pub setting: String,
+    pub values: Vec<String>,
 }
 
 /// A campaign as the CLI turns it into a run.
@@ -54,6 +63,7 @@ pub struct Campaign {
     /// Host settings swept over (checked as `--read-ahead-kb` and `--io-scheduler` are).
     pub read_ahead_kb: Vec<u64>,
     pub io_scheduler: Vec<String>,
+    pub vary: Option<super::target::Vary>,
 }
 
 const SUITES: &[&str] = &["ibench", "sysbench"];
@@ -167,6 +177,13 @@ impl CampaignDecl {
                 .or_else(|e| bad_input(format!("campaign {name}: io_scheduler: {e}")))?,
             None => Vec::new(),
         };
+        let vary = match &self.vary {
+            Some(v) => Some(
+                super::target::parse_vary(&format!("{}={}", v.setting, v.values.join(",")))
+                    .or_else(|e| bad_input(format!("campaign {name}: vary: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Campaign {
             name: name.to_string(),
             targets,
@@ -178,6 +195,7 @@ impl CampaignDecl {
             args,
             read_ahead_kb,
             io_scheduler,
+            vary,
         })
     }
 }

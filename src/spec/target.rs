@@ -31,6 +31,9 @@ pub struct Target {
     pub initdb: Option<Vec<String>>,
     /// Set for a server dbperf does not manage.
     pub external: Option<External>,
+    /// Its value of a swept server setting (`setting.innodb_page_size` = `8k`): the setting is
+    /// in its config; empty without a sweep.
+    pub axes: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -188,7 +191,92 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         config_base: None,
         initdb: None,
         external: None,
+        axes: Default::default(),
     })
+}
+
+/// A server setting swept over: `--vary innodb_page_size=4k,8k,16k`, a campaign's
+/// `vary = { setting = "innodb_page_size", values = ["4k", "8k", "16k"] }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vary {
+    pub setting: String,
+    pub values: Vec<String>,
+}
+
+/// `name=v1,v2,...`: a setting's name (letters, digits, `_`, `-`, `.`) and at least two
+/// values, none twice, at most 16, each without spaces, quotes or control characters.
+pub fn parse_vary(s: &str) -> Result<Vary, String> {
+    let (name, values) = s.split_once('=').ok_or_else(|| {
+        format!("'{s}' is not SETTING=VALUE,VALUE (e.g. innodb_page_size=4k,8k,16k)")
+    })?;
+    let name = name.trim();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    if name.is_empty() || name.len() > 64 || !name.chars().all(plain) {
+        return Err(format!("'{name}' is not a setting's name"));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for v in values.split(',').map(str::trim) {
+        let ok = !v.is_empty()
+            && v.len() <= 64
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.+:/".contains(c));
+        if !ok {
+            return Err(format!(
+                "'{v}' is not a value dbperf puts in a config (letters, digits and _-.+:/)"
+            ));
+        }
+        if out.iter().any(|x| x == v) {
+            return Err(format!("'{s}' names {v} twice"));
+        }
+        out.push(v.to_string());
+    }
+    if out.len() < 2 || out.len() > crate::spec::MAX_LEVELS {
+        return Err(format!(
+            "'{s}': give 2 to {} values to sweep over",
+            crate::spec::MAX_LEVELS
+        ));
+    }
+    Ok(Vary {
+        setting: name.to_string(),
+        values: out,
+    })
+}
+
+impl Target {
+    /// This target with `setting = value` in its config, and that as its axis. A managed
+    /// server gets the line after its config's (an install-time option such as
+    /// innodb_page_size reaches the install step as any of its config's does); SQLite gets it
+    /// as a pragma. A server dbperf does not manage cannot be given a setting.
+    pub fn with_setting(&self, setting: &str, value: &str) -> anyhow::Result<Target> {
+        if self.external.is_some() {
+            return crate::error::bad_input(format!(
+                "target {} is a server dbperf does not manage: a sweep of {setting} cannot set \
+                 it",
+                self.name
+            ));
+        }
+        let mut t = self.clone();
+        if self.is_server() {
+            let line = format!("{setting} = {value}\n");
+            match &mut t.config_text {
+                Some(text) => {
+                    if !text.ends_with('\n') && !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&line);
+                }
+                None => {
+                    t.config_base = Some(t.config.clone());
+                    t.config_text = Some(line);
+                }
+            }
+        } else {
+            t.settings.push((setting.to_string(), value.to_string()));
+        }
+        t.axes
+            .insert(format!("setting.{setting}"), value.to_string());
+        Ok(t)
+    }
 }
 
 /// Whether the engine takes the storage engine and binaries the target names.
