@@ -91,6 +91,26 @@ const LINES: &[(&str, Check, Needs)] = &[
         Needs::Nothing,
     ),
     (
+        "dbperf run --clients 1,2,4 --target postgres --target mariadb",
+        Check::Interrupt(20),
+        Needs::Servers,
+    ),
+    (
+        "dbperf run --suite sysbench --threads 1,2,8",
+        Check::Interrupt(10),
+        Needs::Nothing,
+    ),
+    (
+        "dbperf run --target mariadb --vary innodb_page_size=8k,16k",
+        Check::Interrupt(20),
+        Needs::Servers,
+    ),
+    (
+        "sudo dbperf run --target postgres --read-ahead-kb",
+        Check::Skip("changes a block device's read-ahead (tests/sweeps.rs sweeps one, as root)"),
+        Needs::Nothing,
+    ),
+    (
         "dbperf run --steps l.i0,l.x --work-dir db --rows-l-i0 10M",
         Check::Interrupt(8),
         Needs::Nothing,
