@@ -191,6 +191,7 @@ fn forge_entry(state: &Path, server: &Identity) {
         server: server.clone(),
         owner: ended(),
         may_outlive: false,
+        cgroup: None,
     };
     std::fs::write(
         registry::path_of(&dir, server),

@@ -15,6 +15,10 @@ pub struct ConfigSource {
     pub published_host: String,
     /// This host's RAM, whole GiB (MemTotal rounded as docs/configs.md says).
     pub host_memory_gib: u64,
+    /// The server's memory cap in MiB (`--server-memory`) when the sizes were scaled to it
+    /// instead of the host: a change of method, not the published setup. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cap_mib: Option<u64>,
     /// host_memory_gib / the published host's RAM: what memory sizes were multiplied by.
     pub scale: f64,
     /// Each memory setting, as published and as given.

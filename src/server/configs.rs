@@ -62,6 +62,8 @@ pub struct Asked<'a> {
     pub text: Option<&'a str>,
     /// A built-in published config that text extends (written before it).
     pub base: Option<&'a str>,
+    /// `--server-memory` in bytes: the config is sized for the cap, not for the host.
+    pub cap: Option<u64>,
 }
 
 /// The text a server starts with and, for a published config, where it came from.
@@ -78,13 +80,14 @@ pub fn choose(
     version: impl FnOnce() -> anyhow::Result<Version>,
     memory_kb: impl FnOnce() -> u64,
 ) -> anyhow::Result<Chosen> {
+    let cap = a.cap;
     let own = a.text.unwrap_or_default();
     let (base, extended) = match a.text {
         Some(_) => (a.base, true),
         None => (Some(a.name), false),
     };
     if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
-        let mut chosen = written(p, own, version, memory_kb())?;
+        let mut chosen = written(p, own, version, memory_kb(), cap)?;
         if let (true, Some(source)) = (extended, chosen.source.as_mut()) {
             source.extended_by = Some(extension(a.name, own, source));
         }
@@ -92,8 +95,8 @@ pub fn choose(
     }
     let text = match (base, extended) {
         (None, _) => Some(own.to_string()),
-        (Some(b), true) => builtin(a.kind, a.rocksdb, b).map(|t| t + own),
-        (Some(b), false) => builtin(a.kind, a.rocksdb, b),
+        (Some(b), true) => builtin_sized(a.kind, a.rocksdb, b, cap).map(|t| t + own),
+        (Some(b), false) => builtin_sized(a.kind, a.rocksdb, b, cap),
     };
     match text {
         Some(text) => Ok(Chosen { text, source: None }),
@@ -107,14 +110,15 @@ fn written(
     own: &str,
     version: impl FnOnce() -> anyhow::Result<Version>,
     memory_kb: u64,
+    cap: Option<u64>,
 ) -> anyhow::Result<Chosen> {
-    if memory_kb == 0 {
+    if memory_kb == 0 && cap.is_none() {
         return bad_input(format!(
             "cannot read this host's RAM (MemTotal in /proc/meminfo), which the built-in config {} is scaled to",
             p.name
         ));
     }
-    let r = render::render(p, version()?, memory_kb)?;
+    let r = render::render(p, version()?, memory_kb, cap)?;
     Ok(Chosen {
         text: r.text + own,
         source: Some(r.source),
@@ -147,6 +151,40 @@ fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
         a.kind.name(),
         builtin_names(a.kind, a.rocksdb).join(", ")
     ))
+}
+
+/// A built-in config's text, its memory sizes fitted to a cap (`--server-memory`): PostgreSQL's
+/// shared_buffers at most a quarter of it, InnoDB's buffer pool at most half, RocksDB's block
+/// cache at most a quarter (the rest of the cap holds the page cache, connections and the
+/// engine's other memory).
+fn builtin_sized(kind: Kind, rocksdb: bool, name: &str, cap: Option<u64>) -> Option<String> {
+    let text = builtin(kind, rocksdb, name)?;
+    let Some(cap) = cap else {
+        return Some(text);
+    };
+    let fit = |text: String, setting: &str, default: u64, share: u64| {
+        let size = super::scale::under_cap(default, cap, share) >> 20;
+        text.lines()
+            .map(|l| match l.split_once('=') {
+                Some((k, _)) if k.trim() == setting => {
+                    format!("{setting} = {size}M  # fitted to --server-memory")
+                }
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    Some(match (kind, rocksdb) {
+        (Kind::Postgres, _) => fit(text, "shared_buffers", 512 << 20, 4),
+        (_, false) => fit(text, "innodb_buffer_pool_size", 1 << 30, 2),
+        (_, true) => fit(
+            fit(text, "rocksdb_block_cache_size", 1 << 30, 4),
+            "innodb_buffer_pool_size",
+            64 << 20,
+            8,
+        ),
+    })
 }
 
 /// The text of a built-in config that is not a published one (`default`, the MySQL family's
@@ -495,6 +533,7 @@ mod tests {
             name,
             text: None,
             base: None,
+            cap: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! until the server answers, and stop it by pid. Never the system service, never as root.
 
 mod access;
+pub mod cgroup;
 pub mod configs;
 pub mod identity;
 pub mod layout;
@@ -101,6 +102,16 @@ pub struct Plan {
     /// Whether the server dies with dbperf (every run) or may outlive it (`dbperf server start`,
     /// which hands it over once it answers: `Running::hand_over`).
     pub outlives_dbperf: bool,
+    /// A cap on the memory the server may hold, page cache and shared memory included
+    /// (`--server-memory`, cgroup.rs); None: uncapped.
+    pub memory: Option<MemoryCap>,
+}
+
+/// A server's memory cap and the controller that enforces it.
+#[derive(Debug, Clone)]
+pub struct MemoryCap {
+    pub bytes: u64,
+    pub controller: cgroup::Controller,
 }
 
 /// A server dbperf started. Stopped on drop, whatever happened in between.
@@ -125,6 +136,24 @@ pub struct Running {
     password: Password,
     /// Where a person finds it to connect by hand (0600 files in the instance's directory).
     pub client_files: ClientFiles,
+    /// Its cgroup under a memory cap, removed once it has stopped.
+    cap: Option<cgroup::Cap>,
+}
+
+/// A server's cgroup name: its target and port (unique among the servers running), as a plain
+/// name.
+fn cap_name(target: &str, port: u16) -> String {
+    let t: String = target
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}-{port}", t.trim_start_matches('.'))
 }
 
 /// Database the benchmarks use, as in the original (`ib`). The superuser of an instance is its
@@ -177,6 +206,9 @@ impl Running {
         }
         if let Some((path, _)) = self.record.take() {
             registry::forget(&path);
+        }
+        if let Some(c) = self.cap.take() {
+            c.remove();
         }
         how
     }
@@ -297,6 +329,8 @@ pub struct Wanted<'a> {
     pub version: Option<&'a str>,
     /// PostgreSQL: the config's initdb options; None: dbperf's.
     pub initdb: Option<&'a [String]>,
+    /// `--server-memory`: the most memory the server may hold, in bytes.
+    pub memory: Option<u64>,
 }
 
 /// The server's version: the build's recorded one, else what its binary says (run as the
@@ -353,11 +387,23 @@ impl Plan {
             name: config,
             text: t.config_text,
             base: t.config_base,
+            cap: t.memory,
         };
+        let memory = match t.memory {
+            Some(bytes) => Some(MemoryCap {
+                bytes,
+                controller: cgroup::check(Path::new("/sys"))?,
+            }),
+            None => None,
+        };
+        // Under a cap a config is sized for the cap, not for the host.
         let chosen = configs::choose(
             &asked,
             || server_version(kind, t.version, &layout, user.as_ref()),
-            || crate::host::memory_kb(&Default::default()),
+            || match t.memory {
+                Some(bytes) => bytes >> 10,
+                None => crate::host::memory_kb(&Default::default()),
+            },
         )?;
         let config_text = chosen.text;
         if let Some(name) = configs::owned_setting(kind, &config_text) {
@@ -381,6 +427,7 @@ impl Plan {
             ready_timeout,
             interrupt,
             outlives_dbperf: false,
+            memory,
         })
     }
 
@@ -484,9 +531,18 @@ impl Plan {
         // the new one is made afresh, so nothing planted there is written through.
         let _ = fs::remove_file(log_dir.join("server.log"));
         let (log, out) = process::private_file(log_dir, "server.log").map_err(forget_rundir)?;
+        // Made before the server starts, which joins it before its first instruction.
+        let cap = match &self.memory {
+            Some(m) => Some(
+                cgroup::Cap::create(&m.controller, &cap_name(&self.target, port), m.bytes)
+                    .map_err(forget_rundir)?,
+            ),
+            None => None,
+        };
+        let join = cap.as_ref().map(cgroup::Cap::procs_file).transpose()?;
         let mut cmd = match self.kind {
-            Kind::Postgres => self.postgres_command(&datadir, &rundir, port),
-            Kind::MariaDb | Kind::MySql => self.mysqld_command(&datadir, &rundir, &log, port),
+            Kind::Postgres => self.postgres_command(&datadir, &rundir, port, join),
+            Kind::MariaDb | Kind::MySql => self.mysqld_command(&datadir, &rundir, &log, port, join),
         };
         if let Some(f) = &init_file {
             // Last, so it is the one mysqld reads (the config's own is refused in for_target).
@@ -497,6 +553,9 @@ impl Plan {
         }
         cmd.stdout(out.try_clone()?).stderr(out);
         let child = process::spawn(cmd, self.lifetime()).map_err(|e| {
+            if let Some(c) = &cap {
+                c.remove();
+            }
             forget_rundir(anyhow::anyhow!(
                 "cannot start {}: {e}",
                 self.layout.server.display()
@@ -519,6 +578,7 @@ impl Plan {
             temp_rundir,
             password,
             client_files,
+            cap,
         };
         // Recorded before anything can go wrong, so a dbperf killed from here on leaves a
         // record the next sweep acts on (dropping `running` on error stops the server).
@@ -590,8 +650,14 @@ impl Plan {
         append_to_server_file(&datadir.join("postgresql.conf"), self.user.as_ref(), &text)
     }
 
-    fn postgres_command(&self, datadir: &Path, rundir: &Path, port: u16) -> std::process::Command {
-        let mut c = process::command(&self.layout.server, self.user.as_ref());
+    fn postgres_command(
+        &self,
+        datadir: &Path,
+        rundir: &Path,
+        port: u16,
+        cgroup: Option<std::ffi::CString>,
+    ) -> std::process::Command {
+        let mut c = process::command_in(&self.layout.server, self.user.as_ref(), cgroup);
         c.arg("-D")
             .arg(datadir)
             .arg("-p")
@@ -668,9 +734,10 @@ impl Plan {
         rundir: &Path,
         log: &Path,
         port: u16,
+        cgroup: Option<std::ffi::CString>,
     ) -> std::process::Command {
         let l = &self.layout;
-        let mut c = process::command(&l.server, self.user.as_ref());
+        let mut c = process::command_in(&l.server, self.user.as_ref(), cgroup);
         // --no-defaults must come first: Debian's /etc/mysql files would otherwise load MyRocks,
         // Galera and compression providers into every server.
         c.arg("--no-defaults");
@@ -738,6 +805,7 @@ impl Plan {
             server: server.clone(),
             owner,
             may_outlive: false,
+            cgroup: r.cap.as_ref().map(|c| c.dir.display().to_string()),
         };
         let path = registry::record(&entry)?;
         r.identity = Some(server);

@@ -100,7 +100,24 @@ pub fn give_dir(d: &crate::safe_fs::Dir, user: Option<&User>) -> anyhow::Result<
 /// A command that runs as `user` (when given), in its own process group so a Ctrl-C in the
 /// terminal reaches dbperf only and dbperf decides how the server stops.
 pub fn command(program: &Path, user: Option<&User>) -> Command {
+    command_in(program, user, None)
+}
+
+/// `command`, and the child joins the cgroup whose `cgroup.procs` is `cgroup` before anything
+/// else (still as root: the file is root's), so the program and all it forks are in it from
+/// their first instruction (a memory cap, cgroup.rs).
+pub fn command_in(
+    program: &Path,
+    user: Option<&User>,
+    cgroup: Option<std::ffi::CString>,
+) -> Command {
     let mut c = Command::new(program);
+    if let Some(procs) = cgroup {
+        // SAFETY: only async-signal-safe calls between fork and exec (cgroup::join_in_child).
+        unsafe {
+            c.pre_exec(move || super::cgroup::join_in_child(&procs));
+        }
+    }
     c.stdin(Stdio::null()).process_group(0);
     // DBMS code gets none of dbperf's environment (PGPASSWORD, a cloud key of the operator's):
     // a search path, the C locale, and below, as another user, who it runs as.

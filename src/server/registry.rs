@@ -49,6 +49,10 @@ pub struct Entry {
     /// Handed over to the user by `dbperf server start`: left running on purpose, never a
     /// leftover, stopped by `dbperf server stop` only.
     pub may_outlive: bool,
+    /// The cgroup of its memory cap (`--server-memory`), removed once it has stopped. Absent in
+    /// older entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
 }
 
 /// The registry directory for this user (see the module's documentation).
@@ -380,6 +384,7 @@ mod tests {
             server,
             owner,
             may_outlive,
+            cgroup: None,
         }
     }
 

@@ -17,7 +17,12 @@ pub struct Rendered {
 }
 
 /// `p` for a server of version `version` on a host with `memory_kb` of RAM (MemTotal).
-pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result<Rendered> {
+pub fn render(
+    p: &Published,
+    version: Version,
+    memory_kb: u64,
+    cap: Option<u64>,
+) -> anyhow::Result<Rendered> {
     if version < p.from || version >= p.before {
         return bad_input(format!(
             "the built-in config {} is for {} {}; this server is {version}",
@@ -26,7 +31,10 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
             p.versions
         ));
     }
-    let scale = Scale::for_host(memory_kb, p.host.memory_gib);
+    let scale = match cap {
+        Some(bytes) => Scale::for_cap(bytes, p.host.memory_gib),
+        None => Scale::for_host(memory_kb, p.host.memory_gib),
+    };
     let source = p.source(version);
     let mut out = Out {
         kind: p.kind,
@@ -44,6 +52,7 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
             server_version: version.to_string(),
             published_host: host_label(p),
             host_memory_gib: scale.host_gib,
+            memory_cap_mib: scale.cap_mib,
             scale: scale.factor(),
             scaled: out.scaled,
             not_as_published: out.not_as_published,
@@ -55,14 +64,18 @@ pub fn render(p: &Published, version: Version, memory_kb: u64) -> anyhow::Result
 
 /// Comment lines naming the config, its file, the version and the scale.
 fn header(p: &Published, path: &str, version: Version, scale: &Scale) -> String {
+    let to = match scale.cap_mib {
+        // A change of method, not the published setup: said where the config says its scale.
+        Some(mib) => format!("the server's memory cap of {mib} MiB (--server-memory)"),
+        None => format!("this host's {} GiB", scale.host_gib),
+    };
     format!(
         "# {}: a published config of the Insert Benchmark and sysbench studies, from\n\
          # {REPOSITORY} {path}, for {} {version}.\n\
-         # Published for {}; memory scaled to this host's {} GiB (x {}).\n",
+         # Published for {}; memory scaled to {to} (x {}).\n",
         p.name,
         p.kind.name(),
         host_label(p),
-        scale.host_gib,
         factor_text(scale),
     )
 }
@@ -124,11 +137,13 @@ impl Out {
             self.line(s.name, s.value);
             return;
         };
+        let of = match scale.cap_mib {
+            Some(mib) => format!("{mib} MiB of cap / {} GiB of RAM", scale.published_gib),
+            None => format!("{}/{} GiB of RAM", scale.host_gib, scale.published_gib),
+        };
         self.comment(&format!(
-            "{} as published; x {}/{} GiB of RAM, rounded down (docs/configs.md)",
+            "{} as published; x {of}, rounded down (docs/configs.md)",
             self.form(s.name, s.value),
-            scale.host_gib,
-            scale.published_gib
         ));
         self.scaled.push(ScaledSetting {
             setting: s.name.to_string(),
@@ -179,7 +194,7 @@ mod tests {
     const TINY: u64 = 900_000;
 
     fn text(kind: Kind, rocksdb: bool, name: &str, v: Version) -> String {
-        render(find(kind, rocksdb, name).unwrap(), v, AT24)
+        render(find(kind, rocksdb, name).unwrap(), v, AT24, None)
             .unwrap()
             .text
     }
@@ -331,12 +346,12 @@ mod tests {
         }
         // The source is the file of the version.
         let p = find(Kind::Postgres, false, "cx9a2").unwrap();
-        assert!(render(p, v(12), AT24)
+        assert!(render(p, v(12), AT24, None)
             .unwrap()
             .source
             .source
             .ends_with("pg1219_def/conf.diff.cx9a2_c8r32"));
-        assert!(render(p, v(17), AT24)
+        assert!(render(p, v(17), AT24, None)
             .unwrap()
             .source
             .source
@@ -389,7 +404,7 @@ mod tests {
     fn memory_scales_to_the_host_and_is_recorded() {
         let p = find(Kind::Postgres, false, "cx9a2").unwrap();
         let v = Version::new(16, 4, 0);
-        let at24 = render(p, v, AT24).unwrap();
+        let at24 = render(p, v, AT24, None).unwrap();
         assert!(gives(&at24.text, "shared_buffers=17GB"), "{}", at24.text);
         assert!(at24
             .text
@@ -409,16 +424,17 @@ mod tests {
             .source
             .starts_with("github.com/mdcallag/mytools bench/conf/"));
         assert!(gives(
-            &render(p, v, AT32).unwrap().text,
+            &render(p, v, AT32, None).unwrap().text,
             "shared_buffers=23GB"
         ));
         // A tiny host: scaled, never below the floor.
-        let tiny = render(p, v, TINY).unwrap();
+        let tiny = render(p, v, TINY, None).unwrap();
         assert!(gives(&tiny.text, "shared_buffers=640MB"), "{}", tiny.text);
         let inno = render(
             find(Kind::MySql, false, "cz12a").unwrap(),
             Version::new(9, 7, 4),
             TINY,
+            None,
         )
         .unwrap();
         assert!(
@@ -433,6 +449,7 @@ mod tests {
             find(Kind::MariaDb, true, "cza1").unwrap(),
             Version::new(11, 8, 9),
             AT24,
+            None,
         )
         .unwrap();
         assert!(
@@ -451,7 +468,7 @@ mod tests {
         };
         for p in ALL {
             for v in versions(p.kind).into_iter().filter(|v| *v >= p.from) {
-                let r = render(p, v, AT24).unwrap();
+                let r = render(p, v, AT24, None).unwrap();
                 assert_eq!(
                     super::super::configs::owned_setting(p.kind, &r.text),
                     None,
@@ -489,14 +506,14 @@ mod tests {
     #[test]
     fn a_version_outside_the_configs_range_is_refused_in_one_sentence() {
         let p = find(Kind::Postgres, false, "cx10a").unwrap();
-        let e = render(p, Version::new(11, 22, 0), AT24).unwrap_err();
+        let e = render(p, Version::new(11, 22, 0), AT24, None).unwrap_err();
         assert!(crate::error::is_bad_input(&e), "{e}");
         assert_eq!(
             e.to_string(),
             "the built-in config cx10a is for postgres 12 to 18; this server is 11.22"
         );
         let x = find(Kind::Postgres, false, "cx9a2").unwrap();
-        let r = render(x, Version::new(10, 23, 0), AT24).unwrap();
+        let r = render(x, Version::new(10, 23, 0), AT24, None).unwrap();
         assert!(
             r.source
                 .source
@@ -504,9 +521,9 @@ mod tests {
             "{}",
             r.source.source
         );
-        assert!(render(x, Version::new(9, 6, 24), AT24).is_err());
+        assert!(render(x, Version::new(9, 6, 24), AT24, None).is_err());
         let m = find(Kind::MariaDb, false, "cz11a").unwrap();
-        assert!(render(m, Version::new(12, 0, 2), AT24).is_err());
-        assert!(render(m, Version::new(11, 8, 9), AT24).is_ok());
+        assert!(render(m, Version::new(12, 0, 2), AT24, None).is_err());
+        assert!(render(m, Version::new(11, 8, 9), AT24, None).is_ok());
     }
 }

@@ -11,12 +11,18 @@ const GIB: u64 = 1 << 30;
 /// The smallest size a scaled setting gets, whatever the host.
 pub const FLOOR: u64 = 128 * MIB;
 
-/// This host's RAM against the published host's, in whole GiB.
+/// This host's RAM (or the server's memory cap) against the published host's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
     pub host_gib: u64,
     pub published_gib: u64,
+    /// A memory cap (`--server-memory`), in MiB: sizes scale to it instead of the host, to the
+    /// MiB, and may go below [`FLOOR`] (to [`CAP_FLOOR`]).
+    pub cap_mib: Option<u64>,
 }
+
+/// The smallest size a setting scaled to a memory cap gets.
+pub const CAP_FLOOR: u64 = 16 * MIB;
 
 impl Scale {
     /// The scale for a host whose /proc/meminfo says `memory_kb` (MemTotal).
@@ -31,27 +37,53 @@ impl Scale {
         Scale {
             host_gib: host_gib.max(1),
             published_gib,
+            cap_mib: None,
         }
     }
 
+    /// The scale for a server capped at `cap_bytes` (`--server-memory`), whatever the host.
+    pub fn for_cap(cap_bytes: u64, published_gib: u64) -> Scale {
+        Scale {
+            host_gib: cap_bytes >> 30,
+            published_gib,
+            cap_mib: Some((cap_bytes >> 20).max(1)),
+        }
+    }
+
+    /// The memory sizes are multiplied by, in MiB: the cap, else the host's whole GiB.
+    fn memory_mib(&self) -> u64 {
+        self.cap_mib.unwrap_or(self.host_gib << 10)
+    }
+
     pub fn factor(&self) -> f64 {
-        self.host_gib as f64 / self.published_gib as f64
+        self.memory_mib() as f64 / (self.published_gib << 10).max(1) as f64
     }
 
     /// `value` (a size such as `23GB` or `20G`) scaled, written in the same style; None when it
     /// is not a size.
     pub fn apply(&self, value: &str) -> Option<String> {
         let (bytes, style) = parse_size(value)?;
-        let scaled = (u128::from(bytes) * u128::from(self.host_gib)
-            / u128::from(self.published_gib.max(1))) as u64;
-        Some(format_size(rounded(scaled), style))
+        let scaled = (u128::from(bytes) * u128::from(self.memory_mib())
+            / u128::from((self.published_gib << 10).max(1))) as u64;
+        Some(format_size(rounded(scaled, self.cap_mib.is_some()), style))
     }
 }
 
-/// Rounded down to a whole GiB from 2 GiB up, else to 128 MiB; at least [`FLOOR`].
-fn rounded(bytes: u64) -> u64 {
-    let unit = if bytes >= 2 * GIB { GIB } else { 128 * MIB };
-    (bytes / unit * unit).max(FLOOR)
+/// Rounded down to a whole GiB from 2 GiB up, else to 128 MiB; at least [`FLOOR`]. Under a cap,
+/// below 256 MiB to 16 MiB, at least [`CAP_FLOOR`].
+fn rounded(bytes: u64, capped: bool) -> u64 {
+    let unit = match bytes {
+        b if b >= 2 * GIB => GIB,
+        b if b >= 256 * MIB || !capped => 128 * MIB,
+        _ => 16 * MIB,
+    };
+    (bytes / unit * unit).max(if capped { CAP_FLOOR } else { FLOOR })
+}
+
+/// A size of dbperf's own default configs under a cap: `share` of the cap, never more than the
+/// default's `bytes`, rounded as a scaled setting is.
+pub fn under_cap(bytes: u64, cap_bytes: u64, share: u64) -> u64 {
+    rounded((cap_bytes / share.max(1)).min(bytes), true)
 }
 
 /// How a size's unit is written: PostgreSQL's `GB` / `MB`, or my.cnf's `G` / `M`.
@@ -105,6 +137,18 @@ mod tests {
         // 1.4 GiB is not counted as 2: that would give a buffer pool of most of its RAM.
         assert_eq!(Scale::for_host(1_468_006, 32).host_gib, 1);
         assert!(Scale::for_host(u64::MAX, 32).host_gib >= u64::MAX >> 20);
+    }
+
+    #[test]
+    fn a_cap_scales_to_the_mib() {
+        // 256 MiB against a 32 GiB host: x 1/128.
+        let cap = Scale::for_cap(256 << 20, 32);
+        assert_eq!(cap.factor(), 1.0 / 128.0);
+        // 23 GiB / 128 = 184 MiB: to 16 MiB steps under 256 MiB.
+        assert_eq!(cap.apply("23G").as_deref(), Some("176M"));
+        assert_eq!(cap.apply("1G").as_deref(), Some("16M"));
+        assert_eq!(under_cap(512 << 20, 256 << 20, 4), 64 << 20);
+        assert_eq!(under_cap(512 << 20, 8 << 30, 4), 512 << 20);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct Target {
     /// Its value of a swept server setting (`setting.innodb_page_size` = `8k`): the setting is
     /// in its config; empty without a sweep.
     pub axes: std::collections::BTreeMap<String, String>,
+    /// `--server-memory`: a cap in bytes on the managed server (a memory cgroup); None:
+    /// uncapped.
+    pub server_memory: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +71,7 @@ impl Target {
             config_base: self.config_base.as_deref(),
             version: self.build_version(),
             initdb: self.initdb.as_deref(),
+            memory: self.server_memory,
         }
     }
 
@@ -192,6 +196,7 @@ pub fn parse(s: &str, settings: &[(String, String)]) -> anyhow::Result<Target> {
         initdb: None,
         external: None,
         axes: Default::default(),
+        server_memory: None,
     })
 }
 

@@ -1,0 +1,260 @@
+//! A memory cap for a managed server (`--server-memory`, docs/targets.md): one cgroup per
+//! server, `dbperf-<instance>` directly under the memory controller's root, holding the server
+//! and everything it forks from before its first instruction (the child joins it before exec),
+//! so its page cache, shared memory and private memory all count against the cap. cgroup v2's
+//! `memory.max` where the memory controller is on the unified hierarchy, cgroup v1's
+//! `memory.limit_in_bytes` where it is not. Removed when the server stops, and by the registry's
+//! sweep when a dbperf was killed.
+//!
+//! Every path is under the sysfs root (`host::Roots::sys`), so the v2 branch is tested against
+//! a fixture tree.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::error::bad_input;
+use crate::host::sysfs;
+
+/// Where the memory controller is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Controller {
+    /// cgroup v2: the unified hierarchy's root, whose `cgroup.controllers` lists `memory`.
+    V2(PathBuf),
+    /// cgroup v1: the memory hierarchy's root.
+    V1(PathBuf),
+}
+
+impl Controller {
+    /// The memory controller under `sys` (`/sys`): on the unified hierarchy first (mounted at
+    /// fs/cgroup, or at fs/cgroup/unified beside v1's), else v1's fs/cgroup/memory.
+    pub fn find(sys: &Path) -> Option<Controller> {
+        let cg = sys.join("fs/cgroup");
+        for unified in [cg.clone(), cg.join("unified")] {
+            let listed = sysfs::read(&unified.join("cgroup.controllers"))
+                .is_some_and(|c| c.split_whitespace().any(|x| x == "memory"));
+            if listed {
+                return Some(Controller::V2(unified));
+            }
+        }
+        let v1 = cg.join("memory");
+        v1.join("memory.limit_in_bytes")
+            .exists()
+            .then_some(Controller::V1(v1))
+    }
+
+    fn root(&self) -> &Path {
+        match self {
+            Controller::V2(p) | Controller::V1(p) => p,
+        }
+    }
+
+    /// The file holding a cgroup's limit.
+    fn limit_file(&self) -> &'static str {
+        match self {
+            Controller::V2(_) => "memory.max",
+            Controller::V1(_) => "memory.limit_in_bytes",
+        }
+    }
+}
+
+/// The least a cap may be: below this no server starts.
+pub const MIN_CAP: u64 = 64 << 20;
+
+/// Before anything runs: a cap can be made here (a memory controller, root to make cgroups).
+pub fn check(sys: &Path) -> anyhow::Result<Controller> {
+    let Some(c) = Controller::find(sys) else {
+        return bad_input(format!(
+            "--server-memory needs the kernel's memory controller (cgroup v2 with memory in \
+             {0}/fs/cgroup/cgroup.controllers, or cgroup v1 at {0}/fs/cgroup/memory), and this \
+             host has neither",
+            sys.display()
+        ));
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 && sys == Path::new("/sys") {
+        return bad_input(
+            "--server-memory makes a cgroup for each server, which needs root: run dbperf as \
+             root (or drop --server-memory)",
+        );
+    }
+    Ok(c)
+}
+
+/// A server's cgroup, made and capped.
+#[derive(Debug, Clone)]
+pub struct Cap {
+    pub dir: PathBuf,
+    pub bytes: u64,
+}
+
+impl Cap {
+    /// Makes `dbperf-<name>` under the controller's root, capped at `bytes`. An empty one of
+    /// that name left by a killed dbperf is taken over.
+    pub fn create(c: &Controller, name: &str, bytes: u64) -> anyhow::Result<Cap> {
+        if !crate::untrusted::plain_name(name) {
+            anyhow::bail!(
+                "{} is not a plain name for a cgroup",
+                crate::untrusted::shown(name)
+            );
+        }
+        let dir = c.root().join(format!("dbperf-{name}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tasks(&dir).is_empty() => {}
+            Err(e) => anyhow::bail!("cannot make the cgroup {}: {e}", dir.display()),
+        }
+        let cap = Cap { dir, bytes };
+        let set = |file: &str, value: &str| {
+            sysfs::write(&cap.dir.join(file), value)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", cap.dir.join(file).display()))
+        };
+        if let Controller::V2(root) = c {
+            // The root must hand the memory controller to its children (systemd does; a bare
+            // hierarchy may not).
+            let _ = sysfs::write(&root.join("cgroup.subtree_control"), "+memory");
+        }
+        if let Err(e) = set(c.limit_file(), &bytes.to_string()) {
+            cap.remove();
+            return Err(e);
+        }
+        // Swap would let the server hold more than the cap: none for it (a kernel without swap
+        // accounting has no such file, and then nothing to limit).
+        match c {
+            Controller::V2(_) => {
+                let _ = set("memory.swap.max", "0");
+            }
+            Controller::V1(_) => {
+                if cap.dir.join("memory.memsw.limit_in_bytes").exists() {
+                    let _ = set("memory.memsw.limit_in_bytes", &bytes.to_string());
+                }
+            }
+        }
+        Ok(cap)
+    }
+
+    /// What a child writes, between fork and exec, to join the cgroup: its `cgroup.procs`.
+    pub fn procs_file(&self) -> io::Result<CString> {
+        CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
+            .map_err(|_| io::Error::other("a cgroup path with a NUL"))
+    }
+
+    /// Removes the cgroup once the processes in it are gone (a server's last backends may take
+    /// a moment to exit); a few seconds at most, then left for the sweep.
+    pub fn remove(&self) -> bool {
+        remove_dir(&self.dir)
+    }
+}
+
+/// The pids in a cgroup (none when it cannot be read).
+fn tasks(dir: &Path) -> Vec<u32> {
+    sysfs::read(&dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn remove_dir(dir: &Path) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Joins the cgroup whose `cgroup.procs` is `procs`, from a child between fork and exec: only
+/// async-signal-safe calls (open, write, close). Writing 0 moves the writer itself.
+pub fn join_in_child(procs: &CString) -> io::Result<()> {
+    // SAFETY: a valid C string; open, write and close are async-signal-safe.
+    unsafe {
+        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if n != 1 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Removes `dbperf-*` cgroups under the controller that hold no process: those of servers a
+/// killed dbperf started, once those servers are gone. Returns how many went.
+pub fn sweep(c: &Controller) -> usize {
+    let Ok(rd) = std::fs::read_dir(c.root()) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("dbperf-"))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| tasks(&e.path()).is_empty())
+        .filter(|e| std::fs::remove_dir(e.path()).is_ok())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixture of cgroup v2 (the kernel's files are plain files here).
+    fn v2_fixture() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let cg = t.path().join("fs/cgroup");
+        std::fs::create_dir_all(&cg).unwrap();
+        std::fs::write(cg.join("cgroup.controllers"), "cpuset cpu io memory pids\n").unwrap();
+        std::fs::write(cg.join("cgroup.subtree_control"), "").unwrap();
+        t
+    }
+
+    #[test]
+    fn v2_is_preferred_and_its_files_are_written() {
+        let t = v2_fixture();
+        let c = Controller::find(t.path()).unwrap();
+        assert_eq!(c, Controller::V2(t.path().join("fs/cgroup")));
+        // A plain directory stands for the cgroup, its files made as the kernel would; one
+        // left empty by a killed dbperf is taken over.
+        let dir = t.path().join("fs/cgroup/dbperf-pg-1");
+        std::fs::create_dir(&dir).unwrap();
+        for f in ["memory.max", "memory.swap.max", "cgroup.procs"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let cap = Cap::create(&c, "pg-1", 256 << 20).unwrap();
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(cap.dir.join("memory.max")), "268435456\n");
+        assert_eq!(read(cap.dir.join("memory.swap.max")), "0\n");
+        assert_eq!(
+            read(t.path().join("fs/cgroup/cgroup.subtree_control")),
+            "+memory\n"
+        );
+        // A cgroup that still holds a process is not taken over.
+        std::fs::write(dir.join("cgroup.procs"), "4242\n").unwrap();
+        assert!(Cap::create(&c, "pg-1", 256 << 20).is_err());
+        assert!(cap.dir.ends_with("dbperf-pg-1"));
+        assert!(Cap::create(&c, "../x", 1 << 30).is_err());
+    }
+
+    #[test]
+    fn no_controller_is_bad_input() {
+        let t = tempfile::tempdir().unwrap();
+        assert_eq!(Controller::find(t.path()), None);
+        let e = check(t.path()).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        // v1 when only it has memory.
+        let v1 = t.path().join("fs/cgroup/memory");
+        std::fs::create_dir_all(&v1).unwrap();
+        std::fs::write(v1.join("memory.limit_in_bytes"), "9223372036854771712").unwrap();
+        std::fs::create_dir_all(t.path().join("fs/cgroup/unified")).unwrap();
+        std::fs::write(t.path().join("fs/cgroup/unified/cgroup.controllers"), "").unwrap();
+        assert_eq!(Controller::find(t.path()), Some(Controller::V1(v1)));
+    }
+}
