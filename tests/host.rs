@@ -669,3 +669,99 @@ fn every_run_stores_the_host_and_what_happened_to_it() {
         assert!(err.contains(&format!("host warning: {w}")), "{w}");
     }
 }
+
+/// Switching the elevator resets the queue depth and drops the old elevator's tunables: tune
+/// saves them before the switch and undo puts the elevator back first, then them.
+#[test]
+fn a_scheduler_change_is_undone_with_the_queue_settings_the_kernel_reset() {
+    let fx = Fx::new("vm-no-cpufreq");
+    let queue = find_queue(&fx.sys(), "vda");
+    let o = fx.run("tune", &["--scheduler", "kyber", "--path", "/"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let state = fs::read_to_string(fx.state()).unwrap();
+    for saved in [
+        "vda nr_requests",
+        "vda iosched/read_expire",
+        "vda iosched/fifo_batch",
+    ] {
+        assert!(state.contains(saved), "{saved} saved: {state}");
+    }
+    // What the kernel does on the switch.
+    fs::write(queue.join("nr_requests"), "256\n").unwrap();
+    fs::write(queue.join("iosched/read_expire"), "400\n").unwrap();
+    let o = fx.run("undo", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let read = |f: &str| {
+        fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // A fixture's choice file holds what was written (the kernel's would show the choices).
+    assert_eq!(read("scheduler"), "mq-deadline");
+    assert_eq!(read("nr_requests"), "1023");
+    assert_eq!(read("iosched/read_expire"), "500");
+    assert_eq!(read("iosched/fifo_batch"), "16");
+}
+
+/// The kernel keeps read-ahead in whole pages: a value it cannot hold is refused, not
+/// recorded as set while the device holds another.
+#[test]
+fn a_read_ahead_of_part_of_a_page_is_refused() {
+    let fx = Fx::new("vm-no-cpufreq");
+    assert_one_sentence(
+        &fx.run("tune", &["--read-ahead", "6", "--path", "/"]),
+        "not a whole number of pages",
+    );
+    assert!(!fx.state().exists());
+}
+
+/// The guard of a read-ahead or scheduler sweep undoes only block devices' queue settings of
+/// this boot: a state file naming anything else (copied in with a result directory, edited)
+/// writes nothing; one from before a reboot is dropped, since the reboot reset the devices.
+#[test]
+fn a_sweeps_guard_writes_only_queue_settings_of_this_boot() {
+    let fx = Fx::new("vm-no-cpufreq");
+    let swappiness = fx.dir.path().join("proc/sys/vm/swappiness");
+    let before = fs::read_to_string(&swappiness).unwrap();
+    let o = fx.run(
+        "tune",
+        &["--swappiness", "7", "--read-ahead", "64", "--path", "/"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let guard = |fx: &Fx| {
+        dbperf()
+            .args(fx.args("guard", &[]))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = guard(&fx);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("does not set"), "{}", text(&o));
+    assert_eq!(fs::read_to_string(&swappiness).unwrap(), "7\n");
+    assert!(fx.state().exists(), "left for dbperf host undo");
+    // From another boot: nothing is written, the file goes.
+    let mut j: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fx.state()).unwrap()).unwrap();
+    j["boot_id"] = "00000000-0000-0000-0000-000000000000".into();
+    j["entries"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|e| e["setting"] != "--swappiness");
+    fs::write(fx.state(), j.to_string()).unwrap();
+    let o = guard(&fx);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!fx.state().exists());
+    let ra = find_queue(&fx.sys(), "vda").join("read_ahead_kb");
+    assert_eq!(fs::read_to_string(ra).unwrap(), "64\n", "not written");
+    fs::write(&swappiness, before).unwrap();
+}
+
+/// The queue directory of block device `name` in a fixture tree.
+fn find_queue(sys: &Path, name: &str) -> PathBuf {
+    fs::canonicalize(sys.join("class/block").join(name))
+        .or_else(|_| fs::canonicalize(sys.join("block").join(name)))
+        .unwrap()
+        .join("queue")
+}

@@ -164,13 +164,70 @@ fn bad_sweep_lists_are_one_sentence_and_exit_2() {
         (&["--read-ahead-kb", "128,128"], "twice"),
         (&["--read-ahead-kb", "99999999999"], "more than 1 GiB"),
         (&["--io-scheduler", "none,../x"], "not an I/O scheduler"),
+        // Values that differ only where a directory name cannot: one directory, refused.
+        (
+            &["--vary", "cache_size=a:b,a/b"],
+            "share the directory sqlite.wal-normal.cache_size=a_b",
+        ),
+        (&["--read-ahead-kb", "6,8"], "not a whole number of pages"),
+        (
+            &["--target", "postgres", "--vary", "listen_addresses=a,b"],
+            "a sweep cannot set listen_addresses",
+        ),
+        (
+            &["--target", "mariadb", "--vary", "skip-networking=0,1"],
+            "a sweep cannot set skip_networking",
+        ),
     ] {
         let o = run(args, &tmp.path().join("r"));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
+        // Refused before anything ran: no directory left behind.
+        assert!(!tmp.path().join("r").exists(), "{args:?} left --out");
     }
+}
+
+/// A key of the other suite in a campaign's suite table is answered in the campaign's terms.
+#[test]
+fn a_campaign_key_of_the_other_suite_names_the_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("dbperf.toml"),
+        "[campaign.x]\ntargets = [\"null\"]\n[campaign.x.ibench]\nthreads = [1, 2]\n",
+    )
+    .unwrap();
+    let o = dbperf()
+        .current_dir(tmp.path())
+        .args(["run", "--campaign", "x", "--no-progress", "--out", "o"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("threads belongs to the sysbench suite, not in [campaign.x.ibench]"),
+        "{err}"
+    );
+}
+
+/// `--out ../DIR` is recorded without `..`, so a resume's checks of what the journal names
+/// hold (a killed run with such an --out could never be resumed).
+#[test]
+fn a_relative_out_with_dot_dot_is_recorded_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let o = dbperf()
+        .current_dir(&sub)
+        .args(["run", "--no-progress", "--no-calibration", "--out", "../o"])
+        .args(["--target", "null", "--steps", "l.i0", "--rows-l-i0", "1k"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let journal = std::fs::read_to_string(tmp.path().join("o/campaign.json")).unwrap();
+    assert!(!journal.contains("/../"), "{journal}");
+    assert!(journal.contains("work"), "{journal}");
 }
 
 /// The block device under `dir` and its read-ahead, as `dbperf host show` sees them.
@@ -253,6 +310,40 @@ fn a_read_ahead_sweep_puts_every_device_back_whatever_happens() {
         before,
         "{name} put back after a failed cell"
     );
+    // Two runs sweeping one device: the second is refused while the first holds it.
+    let mut first = dbperf()
+        .args(["run", "--no-progress", "--no-calibration", "--out"])
+        .arg(tmp.path().join("first"))
+        .args(["--target", "sqlite", "--read-ahead-kb", "64"])
+        .args(["--steps", "l.i0", "--rows-l-i0", "50M"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while read_ahead(&sys) != "64" && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = run(
+        &["--target", "sqlite", "--read-ahead-kb", "128"],
+        &tmp.path().join("second"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!(
+            "sweeping read-ahead or the I/O scheduler of {name}"
+        )),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(read_ahead(&sys), "64", "the second run changed nothing");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let t = Instant::now();
+    while read_ahead(&sys) != before && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(read_ahead(&sys), before);
     // dbperf killed mid-cell (SIGKILL): its guard puts the device back.
     let mut child = dbperf()
         .args(["run", "--no-progress", "--no-calibration", "--out"])

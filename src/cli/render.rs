@@ -49,6 +49,14 @@ pub fn fmt_duration(s: f64) -> String {
     }
 }
 
+/// `  at c4.ra128` after a cell's suite, nothing without a sweep.
+fn at_axes(label: &str) -> String {
+    match label {
+        "" => String::new(),
+        l => format!("  at {l}"),
+    }
+}
+
 impl Events for Terminal {
     fn plan(&mut self, p: &PlanView) {
         let here = p.cells.iter().filter(|c| c.here).count();
@@ -68,10 +76,11 @@ impl Events for Terminal {
         for c in &p.cells {
             let mark = if c.here { ">" } else { " " };
             say!(
-                "  {mark} {:>3}  {}  {}  round {}/{}  {}",
+                "  {mark} {:>3}  {}  {}{}  round {}/{}  {}",
                 c.number,
                 c.target,
                 c.suite,
+                at_axes(&c.axes),
                 c.round,
                 c.rounds,
                 c.state
@@ -93,11 +102,12 @@ impl Events for Terminal {
             String::new()
         };
         say!(
-            "cell {}/{}  {} {}  round {}/{}  ETA {eta}{attempt}",
+            "cell {}/{}  {} {}{}  round {}/{}  ETA {eta}{attempt}",
             c.index,
             c.of,
             c.target,
             c.suite,
+            at_axes(&c.axes),
             c.round,
             c.rounds
         );
@@ -138,6 +148,7 @@ impl Events for Terminal {
             Note::Pausing { seconds } => format!("pausing {seconds} s before the next target"),
             Note::DataKept(d) => format!("databases kept in {d}"),
             Note::LeftoverStopped(s) => format!("stopped a leftover server: {s}"),
+            Note::HostPutBack(s) => format!("host settings left by the killed run: {s}"),
             Note::WriteFailed(w) => format!("error: could not write {w}"),
         };
         self.line(&text);

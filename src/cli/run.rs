@@ -425,6 +425,23 @@ fn refuse_sysbench_flags(a: &RunArgs) -> anyhow::Result<()> {
     }
 }
 
+/// A key of one suite in a campaign's table of the other (`threads` under ibench): said in the
+/// campaign's terms, not the command line's.
+fn refuse_other_suites_keys(campaign: &str, suite: &str, a: &RunArgs) -> anyhow::Result<()> {
+    let (other, flags) = match suite {
+        "ibench" => ("sysbench", SYSBENCH),
+        _ => ("ibench", IBENCH),
+    };
+    match a.given.first_in(flags) {
+        Some(flag) => bad_input(format!(
+            "campaign {campaign}: {} belongs to the {other} suite, not in \
+             [campaign.{campaign}.{suite}]",
+            flag.trim_start_matches("--").replace('-', "_")
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Servers and their tools run in other directories (PostgreSQL in its data directory), so
 /// every path dbperf hands on is made absolute against the directory dbperf was started in.
 /// --ddl-timeout, which bounds the statements that may run longer than the others.
@@ -439,9 +456,23 @@ fn ddl_timeout(a: &RunArgs) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs(a.ddl_timeout))
 }
 
+/// Absolute, with `.` and `..` folded away as the shell's `cd` does: a run directory is
+/// recorded in the journal, and a resume checks what it holds lies lexically inside it.
 fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
-    std::path::absolute(p)
-        .or_else(|e| bad_input(format!("cannot resolve the path {}: {e}", p.display())))
+    use std::path::Component;
+    let abs = std::path::absolute(p)
+        .or_else(|e| bad_input(format!("cannot resolve the path {}: {e}", p.display())))?;
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
 }
 
 fn default_out(name: &str, preset: &str) -> PathBuf {
@@ -572,6 +603,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
                 return bad_input(format!("campaign {name}, {s}: {first}"));
             }
         };
+        refuse_other_suites_keys(name, s, &parsed)?;
         suites.extend(suite_of(&parsed)?);
     }
     Ok(What {

@@ -703,6 +703,11 @@ fn queue(
     t.put(&format!("{dev}/queue/rotational"), rotational)?;
     t.put(&format!("{dev}/queue/write_cache"), "write back")?;
     t.put(&format!("{dev}/queue/nr_requests"), "1023")?;
+    if scheduler.contains("[mq-deadline]") {
+        // The elevator's tunables (mq-deadline's defaults), which switching elevators drops.
+        t.put(&format!("{dev}/queue/iosched/read_expire"), "500")?;
+        t.put(&format!("{dev}/queue/iosched/fifo_batch"), "16")?;
+    }
     t.put(&format!("{dev}/queue/logical_block_size"), "512")?;
     t.put(&format!("{dev}/queue/physical_block_size"), "4096")
 }

@@ -60,6 +60,25 @@ pub fn write(p: &Path, value: &str) -> std::io::Result<()> {
     f.write_all(format!("{value}\n").as_bytes())
 }
 
+/// The names in a sysfs directory, sorted; none when it cannot be read.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whether the kernel lets the owner write the file (sysfs marks a read-only attribute 0444).
+pub fn writable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o200 != 0)
+}
+
 /// CPU numbers from a list such as `0-3,8` (cpulist files) or `0 1 2` (`affected_cpus`).
 pub fn cpu_list(s: &str) -> Vec<u32> {
     let mut out = Vec::new();

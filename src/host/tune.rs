@@ -240,6 +240,13 @@ impl Plan {
     }
 }
 
+/// The page size in KiB.
+fn page_kb() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let bytes = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(bytes).map_or(4, |b| (b / 1024).max(1))
+}
+
 fn no_cpufreq(opt: &str) -> anyhow::Result<()> {
     bad_input(format!(
         "this host has no CPU frequency control (no cpufreq policies, usual in virtual machines), so {opt} cannot be set"
@@ -579,6 +586,21 @@ pub fn plan(roots: &Roots, req: &Request) -> anyhow::Result<Vec<Entry>> {
                 }
             }
             for b in devices.iter().filter(|b| b.underlying) {
+                // Switching the elevator resets the queue depth and drops the old elevator's
+                // tunables: saved first, so undo (last write first) puts the elevator back, then
+                // them.
+                plan.companion(
+                    "--scheduler",
+                    format!("{} nr_requests", b.name),
+                    b.queue("nr_requests"),
+                );
+                let iosched = b.queue("iosched");
+                for name in sysfs::names(&iosched) {
+                    let path = iosched.join(&name);
+                    if sysfs::writable(&path) {
+                        plan.companion("--scheduler", format!("{} iosched/{name}", b.name), path);
+                    }
+                }
                 plan.add(
                     "--scheduler",
                     format!("{} scheduler", b.name),
@@ -589,6 +611,14 @@ pub fn plan(roots: &Roots, req: &Request) -> anyhow::Result<Vec<Entry>> {
             }
         }
         if let Some(kb) = req.read_ahead_kb {
+            let page_kb = page_kb();
+            if kb % page_kb != 0 {
+                return bad_input(format!(
+                    "a read-ahead of {kb} KiB is not a whole number of pages ({page_kb} KiB \
+                     here): the kernel keeps read-ahead in pages and would hold {} KiB",
+                    kb / page_kb * page_kb
+                ));
+            }
             // The file system reads through the top device (a dm device has its own read-ahead);
             // the disks under it get the same value so nothing below reads more.
             for b in &devices {
@@ -921,33 +951,86 @@ pub fn tune(
     Ok(report)
 }
 
+/// Removes a state file whose values are no longer to be put back.
+pub fn discard_state(path: &Path) -> anyhow::Result<()> {
+    fs::remove_file(path).or_else(|e| bad_input(format!("cannot remove {} ({e})", path.display())))
+}
+
+/// Which files a state file may name for undo to write them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Any kernel setting tune writes (`dbperf host undo`).
+    Any,
+    /// Only block devices' queue settings a read-ahead or scheduler sweep writes:
+    /// `queue/read_ahead_kb`, `queue/scheduler`, `queue/nr_requests`, `queue/iosched/*`.
+    BlockQueues,
+}
+
+impl Scope {
+    fn allows(self, roots: &Roots, p: &Path) -> bool {
+        if !is_kernel_setting(roots, p) {
+            return false;
+        }
+        match self {
+            Scope::Any => true,
+            Scope::BlockQueues => is_queue_setting(roots, p),
+        }
+    }
+}
+
+/// `<sysfs>/.../queue/{read_ahead_kb,scheduler,nr_requests}` or `.../queue/iosched/<name>`.
+fn is_queue_setting(roots: &Roots, p: &Path) -> bool {
+    let names: Vec<&str> = p
+        .strip_prefix(&roots.sys)
+        .map(|r| r.iter().filter_map(|c| c.to_str()).collect())
+        .unwrap_or_default();
+    matches!(
+        names.as_slice(),
+        [.., "queue", "read_ahead_kb" | "scheduler" | "nr_requests"] | [.., "queue", "iosched", _]
+    )
+}
+
+/// The boot this host is in (`/proc/sys/kernel/random/boot_id`).
+pub fn boot_id(roots: &Roots) -> Option<String> {
+    sysfs::read(&roots.proc.join("sys/kernel/random/boot_id"))
+}
+
 /// Restores every value saved by tune, last change first, and removes the state file.
 pub fn undo(roots: &Roots, state_file: &Path) -> anyhow::Result<Report> {
+    undo_in(roots, state_file, Scope::Any)
+}
+
+/// `undo`, refusing a state file that names anything outside `scope` (nothing is written then).
+pub fn undo_in(roots: &Roots, state_file: &Path, scope: Scope) -> anyhow::Result<Report> {
     let Some(state) = load_state(state_file)? else {
         return bad_input(format!(
             "no saved host settings at {}: nothing to undo (dbperf host tune saves them there)",
             state_file.display()
         ));
     };
-    if let Some(e) = state
-        .entries
-        .iter()
-        .find(|e| !is_kernel_setting(roots, &e.path))
-    {
+    if let Some(e) = state.entries.iter().find(|e| !scope.allows(roots, &e.path)) {
+        let what = match scope {
+            Scope::Any => format!(
+                "which is not a kernel setting under {} or {}",
+                roots.sys.display(),
+                roots.proc.join("sys").display()
+            ),
+            Scope::BlockQueues => {
+                "which a read-ahead or I/O scheduler sweep does not set".to_string()
+            }
+        };
         return bad_input(format!(
-            "{} names {}, which is not a kernel setting under {} or {}; nothing was restored \
-             (move the file away if it is not from dbperf host tune)",
+            "{} names {}, {what}; nothing was restored (move the file away if it is not \
+             dbperf's)",
             state_file.display(),
             e.path.display(),
-            roots.sys.display(),
-            roots.proc.join("sys").display()
         ));
     }
     if needs_root(&state.entries, euid()) {
         return bad_input("dbperf host undo restores kernel settings under /sys and /proc and must run as root (sudo dbperf host undo)");
     }
     let mut report = Report::default();
-    let boot_now = sysfs::read(&roots.proc.join("sys/kernel/random/boot_id"));
+    let boot_now = boot_id(roots);
     if state.boot_id.is_some() && boot_now.is_some() && state.boot_id != boot_now {
         report.lines.push(format!(
             "note: the host has rebooted since the tune of {}; restoring the saved values anyway",

@@ -307,6 +307,10 @@ const MYSQL_OWNED: &[&str] = &[
     "mysqlx_port",
     "mysqlx_socket",
     "proxy_protocol_networks",
+    // Where its data is and whether it listens at all are dbperf's too: another datadir
+    // escapes the private one, and a server without networking never answers dbperf.
+    "datadir",
+    "skip_networking",
 ];
 
 /// PostgreSQL's, and the directives that would bring settings dbperf never sees.

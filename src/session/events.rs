@@ -12,6 +12,8 @@ pub struct PlannedCell {
     pub id: String,
     pub target: String,
     pub suite: String,
+    /// Its values of the swept axes (`c4.ra128`); empty without a sweep.
+    pub axes: String,
     pub round: u32,
     pub rounds: u32,
     /// Run by this invocation (false: another shard's, or already done).
@@ -38,6 +40,8 @@ pub struct CellBegins {
     pub of: usize,
     pub target: String,
     pub suite: String,
+    /// Its values of the swept axes (`c4.ra128`); empty without a sweep.
+    pub axes: String,
     pub round: u32,
     pub rounds: u32,
     /// Estimated seconds until this invocation's last cell ends; None before any cell ended.
@@ -117,6 +121,8 @@ pub enum Note {
     DataKept(String),
     /// Servers left by an earlier dbperf, found and stopped.
     LeftoverStopped(String),
+    /// Host settings a killed dbperf left changed, put back (one line each).
+    HostPutBack(String),
     /// A result file could not be written (disk full, ...): the run goes on, exits 1.
     WriteFailed(String),
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 use crate::error::bad_input;
-use crate::host::{tune, Roots};
+use crate::host::{block, tune, Roots};
 
 /// The state file of a run's host settings, in its run directory.
 pub const STATE_FILE: &str = ".host-axes.json";
@@ -72,8 +72,8 @@ pub fn combinations(read_ahead: &[u64], schedulers: &[String]) -> Vec<HostSettin
     out
 }
 
-/// Before anything runs: every combination can be set on the devices under `dir` (the run's
-/// work directory), by a root dbperf (bad input otherwise). Nothing is written.
+/// Before anything runs: every combination can be set on the devices under `dir` (where the
+/// cells' data will be), by a root dbperf (bad input otherwise). Nothing is written.
 pub fn check(roots: &Roots, settings: &[HostSetting], dir: &Path) -> anyhow::Result<()> {
     if settings.is_empty() {
         return Ok(());
@@ -93,40 +93,107 @@ pub fn check(roots: &Roots, settings: &[HostSetting], dir: &Path) -> anyhow::Res
     Ok(())
 }
 
+/// Locks on the devices a run sweeps, held for the whole run: two runs sweeping the same disk
+/// would each measure under the other's value and save the other's value as the one to put
+/// back, so the second is refused.
+pub struct DeviceLocks {
+    _held: Vec<super::lock::RunLock>,
+}
+
+/// Takes a lock for every device under `dir` (none without a host sweep), in the state
+/// directory's `host-axes/`, or refuses naming the dbperf that holds one.
+pub fn lock_devices(
+    roots: &Roots,
+    settings: &[HostSetting],
+    dir: &Path,
+) -> anyhow::Result<DeviceLocks> {
+    let mut held = Vec::new();
+    if settings.is_empty() {
+        return Ok(DeviceLocks { _held: held });
+    }
+    let state = crate::server::registry::dir()?;
+    let locks = state.parent().unwrap_or(&state).join("host-axes");
+    crate::safe_fs::make_dir_all(&locks, crate::safe_fs::Also::Nobody)?;
+    let mut names: Vec<String> = block::data_dir(roots, dir)
+        .devices
+        .into_iter()
+        .map(|d| d.name)
+        .filter(|n| crate::untrusted::plain_name(n))
+        .collect();
+    names.sort();
+    names.dedup();
+    // A fixture tree's devices are not the host's: their locks are apart.
+    let prefix = match roots.sys == Path::new("/sys") {
+        true => String::new(),
+        false => {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(roots.sys.as_os_str().as_encoded_bytes());
+            format!(
+                "fixture-{:02x}{:02x}{:02x}{:02x}-",
+                digest[0], digest[1], digest[2], digest[3]
+            )
+        }
+    };
+    for name in names {
+        let busy = |who: &str| {
+            format!(
+                "{who} is sweeping read-ahead or the I/O scheduler of {name} right now; two \
+                 sweeps of one device would measure under each other's settings: wait for it \
+                 to end"
+            )
+        };
+        held.push(super::lock::take_named(
+            &locks,
+            &format!("{prefix}{name}.lock"),
+            &busy,
+        )?);
+    }
+    Ok(DeviceLocks { _held: held })
+}
+
 /// A host setting in force for a cell, and the guard that puts it back if dbperf dies.
 pub struct Applied {
     roots: Roots,
     state_file: PathBuf,
-    guard: Option<Child>,
+    guard: Result<Child, String>,
 }
 
-/// Applies `s` to the devices under `work`, saving what they had in `state_file` first, and
-/// starts the guard.
+/// Starts the guard, then applies `s` to the devices under `work`, saving what they had in
+/// `state_file` first. The guard comes first so that from the first write on a dbperf killed
+/// by any signal is covered.
 pub fn apply(
     roots: &Roots,
     s: &HostSetting,
     work: &Path,
     state_file: &Path,
 ) -> anyhow::Result<Applied> {
-    tune::tune(
-        roots,
-        &s.request(vec![work.to_path_buf()]),
-        state_file,
-        false,
-    )?;
-    let guard = start_guard(roots, state_file);
-    Ok(Applied {
+    let applied = Applied {
         roots: roots.clone(),
         state_file: state_file.to_path_buf(),
-        guard,
-    })
+        guard: start_guard(roots, state_file),
+    };
+    let request = s.request(vec![work.to_path_buf()]);
+    match tune::tune(roots, &request, state_file, false) {
+        Ok(_) => Ok(applied),
+        Err(e) => {
+            // tune put back what it wrote; this ends the guard (and retries if it could not).
+            let _ = applied.restore();
+            Err(e)
+        }
+    }
 }
 
 impl Applied {
+    /// Why no guard watches this cell, if none does: a dbperf killed in it would leave the
+    /// setting for `--resume` or `dbperf host undo` to put back.
+    pub fn unguarded(&self) -> Option<&str> {
+        self.guard.as_ref().err().map(String::as_str)
+    }
+
     /// Puts the devices back as they were, then lets the guard go.
     pub fn restore(mut self) -> anyhow::Result<()> {
-        let r = put_back(&self.roots, &self.state_file);
-        if let Some(mut g) = self.guard.take() {
+        let r = put_back(&self.roots, &self.state_file).map(|_| ());
+        if let Ok(g) = self.guard.as_mut() {
             // Closing its pipe ends it: the state file is gone, so it has nothing to do.
             drop(g.stdin.take());
             let _ = g.wait();
@@ -135,22 +202,33 @@ impl Applied {
     }
 }
 
-/// Undoes a state file of the run's, if there is one (a cell's dbperf was killed before its
-/// guard could).
-pub fn put_back(roots: &Roots, state_file: &Path) -> anyhow::Result<()> {
-    if std::fs::symlink_metadata(state_file).is_err() {
-        return Ok(());
+/// Undoes a state file a killed dbperf left, if there is one, and says what it did. Only a
+/// file of this boot naming block devices' queue settings is undone (it is root's own, in the
+/// run's directory, and still: a copied or edited one must not make root write elsewhere); one
+/// from before a reboot is removed, since the reboot put every device back already.
+pub fn put_back(roots: &Roots, state_file: &Path) -> anyhow::Result<Vec<String>> {
+    let Some(state) = tune::load_state(state_file)? else {
+        return Ok(Vec::new());
+    };
+    let now = tune::boot_id(roots);
+    if state.boot_id.is_some() && now.is_some() && state.boot_id != now {
+        tune::discard_state(state_file)?;
+        return Ok(vec![format!(
+            "{} was saved before the host rebooted, which gave every device its boot settings: \
+             nothing to put back, removed it",
+            state_file.display()
+        )]);
     }
-    tune::undo(roots, state_file).map(|_| ())
+    Ok(tune::undo_in(roots, state_file, tune::Scope::BlockQueues)?.lines)
 }
 
 /// `dbperf host guard`: a process of its own group (Ctrl-C at the terminal does not reach it)
 /// that waits for its standard input to close, which happens when dbperf ends, whatever way.
-/// None when it cannot start: the cell still restores, only a killed dbperf would not.
-fn start_guard(roots: &Roots, state_file: &Path) -> Option<Child> {
+/// It runs this very binary through /proc/self/exe, which stays valid when the file was
+/// replaced or removed since dbperf started. The error says why it could not start.
+fn start_guard(roots: &Roots, state_file: &Path) -> Result<Child, String> {
     use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().ok()?;
-    std::process::Command::new(exe)
+    std::process::Command::new("/proc/self/exe")
         .args(["host", "guard", "--state-file"])
         .arg(state_file)
         .arg("--sysfs-root")
@@ -162,7 +240,7 @@ fn start_guard(roots: &Roots, state_file: &Path) -> Option<Child> {
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .ok()
+        .map_err(|e| format!("cannot start dbperf's guard process: {e}"))
 }
 
 /// The guard's body: blocks until its standard input ends, then puts back what the state file
@@ -171,7 +249,7 @@ pub fn guard(roots: &Roots, state_file: &Path) -> anyhow::Result<()> {
     let mut buf = [0u8; 64];
     let mut stdin = std::io::stdin();
     while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
-    put_back(roots, state_file)
+    put_back(roots, state_file).map(|_| ())
 }
 
 #[cfg(test)]

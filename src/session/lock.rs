@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
@@ -20,13 +20,30 @@ pub const LOCK_FILE: &str = ".dbperf.lock";
 pub struct RunLock {
     file: File,
     dir: OwnedFd,
+    name: String,
 }
 
 /// Takes the run directory's lock, or says who holds it.
 pub fn take(out: &Path) -> anyhow::Result<RunLock> {
-    let cannot = |e: Errno| BadInput(format!("cannot lock {}: {e}", path(out).display()));
+    take_named(out, LOCK_FILE, &|who| {
+        format!(
+            "{who} is running in {} right now; wait for it to end or choose another --out",
+            out.display()
+        )
+    })
+}
+
+/// Takes the lock file `name` in the directory `dir` (made and checked by the caller), or
+/// refuses with `busy(who holds it)`.
+pub fn take_named(
+    dir_path: &Path,
+    name: &str,
+    busy: &dyn Fn(&str) -> String,
+) -> anyhow::Result<RunLock> {
+    let shown = dir_path.join(name);
+    let cannot = |e: Errno| BadInput(format!("cannot lock {}: {e}", shown.display()));
     let dir = rustix::fs::open(
-        out,
+        dir_path,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
@@ -37,7 +54,7 @@ pub fn take(out: &Path) -> anyhow::Result<RunLock> {
     for _ in 0..10 {
         let fd = match rustix::fs::openat(
             &dir,
-            LOCK_FILE,
+            name,
             OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::from_raw_mode(0o644),
         ) {
@@ -45,7 +62,7 @@ pub fn take(out: &Path) -> anyhow::Result<RunLock> {
             Err(Errno::LOOP) => {
                 return bad_input(format!(
                     "{} is a symbolic link; dbperf does not lock through links (remove it)",
-                    path(out).display()
+                    shown.display()
                 ))
             }
             Err(e) => return Err(cannot(e).into()),
@@ -54,15 +71,15 @@ pub fn take(out: &Path) -> anyhow::Result<RunLock> {
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return bad_input(format!(
                 "{} is not a regular file; remove it",
-                path(out).display()
+                shown.display()
             ));
         }
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
-            Err(Errno::WOULDBLOCK) => return holder(out, File::from(fd)),
+            Err(Errno::WOULDBLOCK) => return bad_input(busy(&holder(File::from(fd)))),
             Err(e) => return Err(cannot(e).into()),
         }
-        let still = rustix::fs::statat(&dir, LOCK_FILE, AtFlags::SYMLINK_NOFOLLOW);
+        let still = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW);
         if !still.is_ok_and(|now| now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
             continue;
         }
@@ -70,32 +87,28 @@ pub fn take(out: &Path) -> anyhow::Result<RunLock> {
         // Who holds it, for the sentence a second dbperf prints.
         let _ = file.set_len(0);
         let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
-        return Ok(RunLock { file, dir });
+        return Ok(RunLock {
+            file,
+            dir,
+            name: name.to_string(),
+        });
     }
     bad_input(format!(
         "cannot lock {}: it keeps being replaced",
-        path(out).display()
+        shown.display()
     ))
 }
 
-fn path(out: &Path) -> PathBuf {
-    out.join(LOCK_FILE)
-}
-
-/// The refusal, with the pid the holder wrote (a few bytes at most are read: the file is not
-/// ours).
-fn holder(out: &Path, mut f: File) -> anyhow::Result<RunLock> {
+/// Who holds a lock, from the pid the holder wrote (a few bytes at most are read: the file is
+/// not ours).
+fn holder(mut f: File) -> String {
     let mut text = String::new();
     let _ = f.rewind();
     let _ = f.take(16).read_to_string(&mut text);
-    let who = match text.trim().parse::<u32>() {
+    match text.trim().parse::<u32>() {
         Ok(pid) => format!("another dbperf (pid {pid})"),
         Err(_) => "another dbperf".to_string(),
-    };
-    bad_input(format!(
-        "{who} is running in {} right now; wait for it to end or choose another --out",
-        out.display()
-    ))
+    }
 }
 
 impl RunLock {
@@ -103,7 +116,7 @@ impl RunLock {
     /// leaves nothing in it. The file goes first, while still locked, so no other dbperf can
     /// hold a lock on a file that is no longer there (see `take`).
     pub fn remove(self) {
-        let _ = rustix::fs::unlinkat(&self.dir, LOCK_FILE, AtFlags::empty());
+        let _ = rustix::fs::unlinkat(&self.dir, self.name.as_str(), AtFlags::empty());
         drop(self.file);
     }
 }

@@ -65,6 +65,16 @@ impl Loop<'_> {
                 )
             }
         };
+        if let Some(why) = applied.unguarded() {
+            self.events.note(
+                "",
+                &Note::Warning(format!(
+                    "{why}: if dbperf is killed in this cell, --resume or dbperf host undo \
+                     --state-file {} puts the devices back",
+                    state.display()
+                )),
+            );
+        }
         let mut result = self.run_cell(ledger, cell);
         if let Err(e) = applied.restore() {
             let msg = format!(

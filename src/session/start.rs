@@ -23,6 +23,8 @@ pub(super) struct Prepared {
     pub work_root: PathBuf,
     /// Held, never read, until the run ends: a second dbperf on this --out is refused.
     pub _lock: lock::RunLock,
+    /// Held likewise: a second dbperf sweeping the same devices is refused.
+    pub _device_locks: super::host_axes::DeviceLocks,
 }
 
 /// What the cells run with, and the journal: the continued run's on --resume (not yet
@@ -52,9 +54,15 @@ pub(super) fn prepare(
         .iter()
         .map(|c| fingerprint::of(&req.targets[c.target], req.suites[c.suite].as_ref()))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    refuse_shared_directories(&cells)?;
     let profiler = profiler(req, events)?;
     check_work_dir_option(req)?;
     let out = &req.out;
+    let work_root = req.work_dir.clone().unwrap_or_else(|| out.join("work"));
+    // The devices that matter are those under the cells' data, which --work-dir may put on
+    // another file system than --out.
+    super::host_axes::check(&req.host_roots, &req.hosts, &work_root)?;
+    let device_locks = super::host_axes::lock_devices(&req.host_roots, &req.hosts, &work_root)?;
     let out_existed = out.exists();
     super::create_dir(out, "result directory")?;
     // Taken before anything of an earlier run here is read or changed.
@@ -68,11 +76,15 @@ pub(super) fn prepare(
         }
     };
     check_own_work(req)?;
-    // A dbperf killed inside a cell whose guard could not put the devices back: put back now.
-    super::host_axes::put_back(&req.host_roots, &out.join(super::host_axes::STATE_FILE))?;
-    super::host_axes::check(&req.host_roots, &req.hosts, out)?;
     let ledger = match req.resume {
         true => {
+            // A dbperf killed inside a cell whose guard could not put the devices back: put
+            // back now, before the journal is even compared (a refused resume must not leave
+            // them changed). Only a continued run's: a fresh run never undoes a file it finds.
+            let state = out.join(super::host_axes::STATE_FILE);
+            for line in super::host_axes::put_back(&req.host_roots, &state)? {
+                events.note("", &Note::HostPutBack(line));
+            }
             let j = read_journal(out)?;
             check_same_plan(&j, &cells, &prints)?;
             Ledger { journal: j }
@@ -82,7 +94,6 @@ pub(super) fn prepare(
             Ledger::fresh(req, &cells, &prints)
         }
     };
-    let work_root = req.work_dir.clone().unwrap_or_else(|| out.join("work"));
     let work_root_existed = work_root.exists();
     let checked = match check_targets(req, &cells, &work_root) {
         Ok(c) => c,
@@ -105,8 +116,23 @@ pub(super) fn prepare(
         checked,
         work_root,
         _lock: lock,
+        _device_locks: device_locks,
     };
     Ok((prepared, ledger))
+}
+
+/// Two cells in one directory would overwrite each other's results: swept values that differ
+/// only in characters a directory name cannot hold (`a:b`, `a/b`) are refused.
+fn refuse_shared_directories(cells: &[plan::Cell]) -> anyhow::Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    match cells.iter().find(|c| !seen.insert(c.id.as_str())) {
+        Some(c) => bad_input(format!(
+            "two cells of this run would share the directory {}: swept values must differ in \
+             more than the characters a directory name cannot hold",
+            c.id
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Probed once, before anything runs: a run that must profile and cannot is bad input.

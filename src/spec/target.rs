@@ -263,6 +263,14 @@ impl Target {
         let mut t = self.clone();
         if self.is_server() {
             let line = format!("{setting} = {value}\n");
+            if let Some(kind) = crate::server::Kind::of(self.engine) {
+                if let Some(owned) = crate::server::configs::owned_setting(kind, &line) {
+                    return crate::error::bad_input(format!(
+                        "a sweep cannot set {owned}: a managed server's addresses, port, \
+                         socket, logins and data directory are dbperf's own"
+                    ));
+                }
+            }
             match &mut t.config_text {
                 Some(text) => {
                     if !text.ends_with('\n') && !text.is_empty() {
