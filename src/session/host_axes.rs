@@ -229,6 +229,7 @@ pub fn put_back(roots: &Roots, state_file: &Path) -> anyhow::Result<Vec<String>>
 fn start_guard(roots: &Roots, state_file: &Path) -> Result<Child, String> {
     use std::os::unix::process::CommandExt;
     std::process::Command::new("/proc/self/exe")
+        .arg0("dbperf")
         .args(["host", "guard", "--state-file"])
         .arg(state_file)
         .arg("--sysfs-root")
