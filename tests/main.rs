@@ -24,6 +24,7 @@ mod pg_client;
 mod profiles;
 mod readme;
 mod report;
+mod report_sweeps;
 mod security_fetch;
 mod security_files;
 mod security_fs;

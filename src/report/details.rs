@@ -186,8 +186,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     if all.iter().any(profiled) && !all.iter().all(profiled) {
         let (with, without): (Vec<&TargetResult>, Vec<&TargetResult>) =
             all.iter().partition(|t| profiled(t));
-        let names =
-            |v: Vec<&TargetResult>| listed(v.iter().map(|t| t.name().to_string()).collect(), 6);
+        let names = |v: Vec<&TargetResult>| listed(v.iter().map(|t| t.shown_name()).collect(), 6);
         out.push(format!(
             "Some targets were profiled (--profile) and others not, and sampling changes throughput by a few percent either way (docs/profiles.md, Overhead): profiled {}; not profiled {}.",
             names(with),
@@ -197,7 +196,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     let repeated: Vec<String> = all
         .iter()
         .filter(|t| !t.repeats.is_empty())
-        .map(|t| format!("{} ({} rounds)", t.name(), t.repeats.len()))
+        .map(|t| format!("{} ({} rounds)", t.shown_name(), t.repeats.len()))
         .collect();
     if !repeated.is_empty() {
         out.push(format!(
@@ -205,30 +204,38 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             listed(repeated, 6)
         ));
     }
-    for t in all {
+    // Results of a sweep share a target name: each is named with its level.
+    for (t, name) in all.iter().zip(&names) {
         match t.run.status.as_str() {
             "failed" => out.push(format!(
-                "{}: step {} failed ({}); the steps after it did not run, every other step is reported.",
-                t.name(),
+                "{name}: step {} failed ({}); the steps after it did not run, every other step is reported.",
                 t.run.failed_step.as_deref().unwrap_or("?"),
                 t.run.error.as_deref().unwrap_or("no error recorded")
             )),
             "interrupted" => out.push(format!(
-                "{}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run.",
-                t.name()
+                "{name}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run."
             )),
             "running" => out.push(format!(
-                "{}: run.json still says running, so dbperf was killed or is still running; the steps that finished are reported.",
-                t.name()
+                "{name}: run.json still says running, so dbperf was killed or is still running; the steps that finished are reported."
             )),
             _ => {}
         }
         for w in &t.run.warnings {
-            out.push(format!("{}: {w}", t.name()));
+            out.push(format!("{name}: {w}"));
         }
         out.extend(t.warnings.iter().cloned());
     }
-    out
+    once_each(out)
+}
+
+/// The warnings in their order, each once: the same sentence twice (two rounds that warn alike)
+/// tells the reader nothing more. A set, as a run.json may hold any number of warnings.
+fn once_each(warnings: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    warnings
+        .into_iter()
+        .filter(|w| seen.insert(w.clone()))
+        .collect()
 }
 
 fn host_line(h: &Value) -> String {
@@ -431,7 +438,7 @@ pub fn section(all: &[TargetResult]) -> Section {
         let mut hwc = Cell::text(hw.len().to_string());
         hwc.more = (!hw.is_empty()).then(|| hw.join("\n"));
         t.rows.push(Row {
-            label: r.name().into(),
+            label: r.shown_name(),
             target: Some(i),
             cells: vec![
                 Cell::text(&run.suite),

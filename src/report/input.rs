@@ -225,7 +225,10 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
                 steps.push(s);
             }
             Err(e) if crate::error::is_schema_too_new(&e) => return Err(e),
-            Err(e) => warnings.push(format!("{}: step {name} left out: {e}", run.target.name)),
+            Err(e) => warnings.push(format!(
+                "{}: step {name} left out: {e}",
+                super::target::shown_name(&run)
+            )),
         }
     }
     Ok(TargetResult {

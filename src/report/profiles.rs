@@ -2,6 +2,8 @@
 //! differential flame graph and the functions whose CPU per operation changed most
 //! (docs/profiles.md). Reads the step files' `profile` and the folded files beside them.
 
+use std::collections::BTreeMap;
+
 use base64::Engine as _;
 
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Row, Section, Table};
@@ -10,6 +12,31 @@ use crate::profile::{diff, flame};
 
 /// Functions listed per step and target against the base.
 const TOP: usize = 15;
+
+/// What a result's profile is diffed against: the report's base target at the same suite and
+/// axes (a sweep's level 4 against the base at level 4, never level 1: the difference would be
+/// the level's), or the first result there when the base did not run at that level, as each
+/// suite's section chooses (`Ctx::suite_base`).
+fn peer_base(all: &[TargetResult], base: usize, i: usize) -> usize {
+    let t = &all[i];
+    let peers = || {
+        (0..all.len())
+            .filter(|j| all[*j].run.suite == t.run.suite && all[*j].run.axes == t.run.axes)
+    };
+    peers()
+        .find(|j| all[*j].name() == all[base].name())
+        .or_else(|| peers().next())
+        .unwrap_or(i)
+}
+
+/// A result in a table id: its name, and its level when it has one.
+fn id_name(t: &TargetResult) -> String {
+    if t.run.axes.is_empty() {
+        t.name().to_string()
+    } else {
+        format!("{}.{}", t.name(), crate::results::axes_label(&t.run.axes))
+    }
+}
 
 /// The section, or None when no result holds a profile.
 pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
@@ -31,10 +58,12 @@ pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
     };
     for step in &steps {
         let mut sub = Section::new(format!("profile-{step}"), format!("Step {step}"));
-        let base_profile = all.get(base).and_then(|b| load(b, step));
+        // Each base's profile of the step, read once (a sweep has a base per level).
+        let mut base_profiles: BTreeMap<usize, Option<diff::Profile>> = BTreeMap::new();
         let mut charts = Vec::new();
         for (i, t) in all.iter().enumerate() {
             let Some(p) = load(t, step) else { continue };
+            let name = t.shown_name();
             any = true;
             let unresolved = crate::profile::fold::stats(&p.stacks).unresolved;
             let mut subtitle = format!(
@@ -53,20 +82,23 @@ pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
             }
             if let Ok(svg) = flame::svg(
                 &flame::lines(&p.stacks),
-                &format!("{} {step}: CPU flame graph", t.name()),
+                &format!("{name} {step}: CPU flame graph"),
                 Some(subtitle),
                 "samples",
             ) {
-                charts.push(chart(
-                    format!("{} {step} flame graph", t.name()),
-                    &svg,
-                    false,
-                ));
+                charts.push(chart(format!("{name} {step} flame graph"), &svg, false));
             }
-            if i == base {
+            let b = peer_base(all, base, i);
+            if b == i {
                 continue;
             }
-            let Some(bp) = &base_profile else { continue };
+            let Some(bp) = base_profiles
+                .entry(b)
+                .or_insert_with(|| load(&all[b], step))
+            else {
+                continue;
+            };
+            let base_name = all[b].shown_name();
             let (unit, lines) = diff::differential_lines(bp, &p);
             let count = match unit {
                 diff::Unit::UsPerOp => "CPU ns/op",
@@ -74,32 +106,23 @@ pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
             };
             if let Ok(svg) = flame::svg(
                 &lines,
-                &format!(
-                    "{} vs {} {step}: differential flame graph",
-                    t.name(),
-                    all[base].name()
-                ),
+                &format!("{name} vs {base_name} {step}: differential flame graph"),
                 Some(format!(
-                    "widths: {}; red grew, blue shrank ({count} per {})",
-                    t.name(),
+                    "widths: {name}; red grew, blue shrank ({count} per {})",
                     p.op
                 )),
                 count,
             ) {
                 charts.push(chart(
-                    format!(
-                        "{} vs {} {step} differential flame graph",
-                        t.name(),
-                        all[base].name()
-                    ),
+                    format!("{name} vs {base_name} {step} differential flame graph"),
                     &svg,
                     true,
                 ));
             }
             sub.blocks.push(Block::Table(table(
                 step,
-                t.name(),
-                all[base].name(),
+                (&id_name(t), &name),
+                &base_name,
                 &diff::compare(bp, &p, TOP),
             )));
         }
@@ -132,12 +155,13 @@ fn chart(title: String, svg: &str, base_dependent: bool) -> Chart {
     }
 }
 
-fn table(step: &str, target: &str, base: &str, d: &diff::Diff) -> Table {
+/// The functions of `target` (its id and its shown name) against `base` (its shown name).
+fn table(step: &str, (id, target): (&str, &str), base: &str, d: &diff::Diff) -> Table {
     let u = d.unit.label();
     let col = |k: &str, l: &str, h: &str| Column::new(k, l, u, h, Better::Lower);
     let f = |x: f64| Cell::num(x, format!("{x:.3}"));
     Table {
-        id: format!("profile-{step}-{target}"),
+        id: format!("profile-{step}-{id}"),
         title: format!(
             "{target} vs {base}, {step}: functions whose CPU per operation changed most"
         ),

@@ -106,7 +106,7 @@ pub fn merge(mut rounds: Vec<TargetResult>) -> TargetResult {
         if !missing.is_empty() {
             warnings.push(format!(
                 "{}: step {name} has no result in round {} of {}; its numbers are the median of the other {} round(s)",
-                rounds[0].name(),
+                rounds[0].shown_name(),
                 missing.join(", "),
                 rounds.len(),
                 ok.len()

@@ -344,8 +344,8 @@ fn section(
     );
     sec.blocks.push(Block::Text(format!(
         "Each step at every level of the sweep, per target. 'Per {word}' is the throughput per \
-         {word} relative to the lowest level: 1.00 scales linearly, below it each added {word} \
-         brings less."
+         {word} relative to the lowest level the target has a value at: 1.00 scales linearly, \
+         below it each added {word} brings less."
     )));
     let tables: [(&str, &str, &str, Figure, Better); 3] = [
         ("throughput", "throughput", "", headline, Better::Higher),
@@ -423,14 +423,16 @@ fn section(
     Some(sec)
 }
 
-/// (v_L / L) / (v_lowest / lowest) for each level L.
+/// (v_L / L) / (v_lowest / lowest) for each level L, where "lowest" is the lowest level at
+/// which this curve has a value: the columns are every curve's levels, and a curve that starts
+/// higher (another run's sweep) or whose lowest level failed still scales from its own start.
 fn per_level(levels: &[u64], v: &[Option<f64>]) -> Vec<Option<f64>> {
-    let base = v
-        .first()
-        .copied()
-        .flatten()
-        .filter(|b| *b > 0.0)
-        .map(|b| b / levels[0] as f64);
+    let base = levels
+        .iter()
+        .zip(v)
+        .find_map(|(l, x)| Some((*l, (*x)?)))
+        .filter(|(_, b)| *b > 0.0)
+        .map(|(l, b)| b / l as f64);
     levels
         .iter()
         .zip(v)
@@ -574,6 +576,22 @@ mod tests {
         assert_eq!(v[0], Some(1.0));
         assert!((v[1].unwrap() - 0.9).abs() < 1e-12);
         assert_eq!(v[2], None);
-        assert_eq!(per_level(&[1, 2], &[None, Some(5.0)]), vec![None, None]);
+    }
+
+    /// Found by an outside review (issue 33): a curve without a value at the lowest column (a
+    /// `--clients 2,4` run beside a `--clients 1,2` one, or a failed lowest level) had no
+    /// per-client figures at all.
+    #[test]
+    fn per_level_starts_at_each_curves_own_lowest_level() {
+        let v = per_level(&[1, 2, 4], &[None, Some(100.0), Some(160.0)]);
+        assert_eq!(v[0], None);
+        assert_eq!(v[1], Some(1.0));
+        assert!((v[2].unwrap() - 0.8).abs() < 1e-12);
+        // No throughput at its start: nothing to be relative to.
+        assert_eq!(
+            per_level(&[1, 2], &[Some(0.0), Some(5.0)]),
+            vec![None, None]
+        );
+        assert_eq!(per_level(&[1, 2], &[None, None]), vec![None, None]);
     }
 }

@@ -28,15 +28,7 @@ impl TargetResult {
     /// Its name with its values of a sweep's axes (`pg.default · c4`), where names alone would
     /// not tell results apart.
     pub fn shown_name(&self) -> String {
-        if self.run.axes.is_empty() {
-            self.name().to_string()
-        } else {
-            format!(
-                "{} · {}",
-                self.name(),
-                crate::results::axes_label(&self.run.axes)
-            )
-        }
+        shown_name(&self.run)
     }
 
     pub fn step(&self, name: &str) -> Option<&StepView> {
@@ -51,6 +43,20 @@ impl TargetResult {
     /// The campaign round this result is (1-based); None outside a campaign.
     pub fn round(&self) -> Option<u32> {
         self.run.campaign.as_ref().map(|c| c.round)
+    }
+}
+
+/// A result's name with its values of a sweep's axes (`pg.default · c4`), also before it is a
+/// `TargetResult` (warnings of reading it).
+pub fn shown_name(run: &RunFile) -> String {
+    if run.axes.is_empty() {
+        run.target.name.clone()
+    } else {
+        format!(
+            "{} · {}",
+            run.target.name,
+            crate::results::axes_label(&run.axes)
+        )
     }
 }
 

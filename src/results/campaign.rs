@@ -162,7 +162,8 @@ pub struct CampaignCell {
 
 /// The journal of the run directory `dir`, through the results gate. Cell ids and target names
 /// become directory names under `dir` (`<target>` or `<target>/r<k>`): each part must be a plain
-/// name, or the journal is refused whole (an edited journal could name a directory elsewhere).
+/// name, or the journal is refused whole (an edited journal could name a directory elsewhere);
+/// so is one whose cell axes are not what a sweep writes (`super::axes_problem`).
 pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
     let path = dir.join(JOURNAL);
     let j: Journal = super::read_versioned(&path)?;
@@ -179,6 +180,15 @@ pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
                 "{} does not match the result schema: {what} {} is not a plain directory name",
                 path.display(),
                 crate::untrusted::shown(name)
+            ))
+            .into());
+        }
+        // A resumed cell writes its journal axes into run.json: the same check as there.
+        if let Some(why) = super::axes_problem(&c.axes) {
+            return Err(crate::error::BadInput(format!(
+                "{} does not match the result schema: cell {}: {why}",
+                path.display(),
+                c.id
             ))
             .into());
         }

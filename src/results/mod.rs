@@ -157,6 +157,66 @@ pub fn axes_label(axes: &BTreeMap<String, String>) -> String {
         .collect()
 }
 
+/// The most axes one result may carry: a run sweeps a concurrency, two host settings and one
+/// server setting at most.
+const MAX_AXES: usize = 8;
+
+/// The longest axis name or value: what a sweep's parser lets through (`spec::parse_vary`).
+const MAX_AXIS_TEXT: usize = 64;
+
+/// What is wrong with a result's `axes`, in words that end a sentence; None when they are what
+/// a sweep writes. Axes become section titles, table ids, file names and columns, and the
+/// numeric ones are divided by: a value edited into run.json or campaign.json must not make a
+/// per-client figure infinite, a level vanish from Scaling or a report of megabytes.
+pub fn axes_problem(axes: &BTreeMap<String, String>) -> Option<String> {
+    if axes.len() > MAX_AXES {
+        return Some(format!(
+            "it has {} axes, more than the {MAX_AXES} a run can sweep",
+            axes.len()
+        ));
+    }
+    axes.iter().find_map(|(k, v)| axis_problem(k, v))
+}
+
+fn axis_problem(key: &str, value: &str) -> Option<String> {
+    let plain = |s: &str, extra: &str| {
+        !s.is_empty()
+            && s.len() <= MAX_AXIS_TEXT
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+    };
+    let name = key.strip_prefix("setting.").unwrap_or(key);
+    if !plain(name, "_-.") {
+        return Some(format!(
+            "axis {} is not an axis name (letters, digits and _-., at most {MAX_AXIS_TEXT})",
+            crate::untrusted::shown(key)
+        ));
+    }
+    if !plain(value, "_.+:/-") {
+        return Some(format!(
+            "axis {key} has the value {}, not a plain value (letters, digits and _.+:/-, at \
+             most {MAX_AXIS_TEXT})",
+            crate::untrusted::shown(value)
+        ));
+    }
+    let range = match key {
+        "clients" | "threads" => 1..=1_000_000,
+        // What `--read-ahead-kb` takes: 0 (none) to 1 GiB.
+        "read_ahead_kb" => 0..=1 << 20,
+        _ => return None,
+    };
+    // The canonical spelling only: `04` and `4` would be two levels of one value.
+    match value.parse::<u64>() {
+        Ok(n) if range.contains(&n) && n.to_string() == value => None,
+        _ => Some(format!(
+            "axis {key} has the value {}, not a whole number from {} to {}",
+            crate::untrusted::shown(value),
+            range.start(),
+            range.end()
+        )),
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Headline {
     pub metric: String,
@@ -538,6 +598,13 @@ pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
         ))
         .into());
     }
+    if let Some(why) = axes_problem(&run.axes) {
+        return Err(BadInput(format!(
+            "{} does not match the result schema: {why}",
+            path.display()
+        ))
+        .into());
+    }
     Ok(run)
 }
 
@@ -717,6 +784,94 @@ mod tests {
                 dir.path().join("run.json").display()
             )
         );
+    }
+
+    fn axes(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn axes_a_sweep_writes_are_accepted() {
+        for ok in [
+            axes(&[("clients", "4")]),
+            axes(&[("threads", "1000000"), ("read_ahead_kb", "0")]),
+            axes(&[
+                ("read_ahead_kb", "1048576"),
+                ("io_scheduler", "mq-deadline"),
+            ]),
+            axes(&[("setting.innodb_page_size", "8k")]),
+            axes(&[
+                ("setting.shared_buffers", "1GB"),
+                ("setting.x.y-z", "a+b:c/d_e.f-1"),
+            ]),
+            BTreeMap::new(),
+        ] {
+            assert_eq!(axes_problem(&ok), None, "{ok:?}");
+        }
+    }
+
+    /// Found by an outside review (issue 33): a level of 0 made per-client figures infinite,
+    /// u64::MAX printed as 0.000000000000, a word was dropped from Scaling, a 200 KB value made
+    /// a 47 MB CSV.
+    #[test]
+    fn axes_a_sweep_never_writes_are_refused() {
+        let long = "x".repeat(200_000);
+        for (bad, want) in [
+            (axes(&[("clients", "0")]), "from 1 to 1000000"),
+            (axes(&[("clients", "18446744073709551615")]), "from 1 to"),
+            (axes(&[("clients", "four")]), "not a whole number"),
+            (axes(&[("clients", "04")]), "not a whole number"),
+            (axes(&[("clients", "+4")]), "not a whole number"),
+            (axes(&[("threads", "-1")]), "not a whole number"),
+            (axes(&[("read_ahead_kb", "1048577")]), "from 0 to 1048576"),
+            (axes(&[("setting.x", &long)]), "not a plain value"),
+            (axes(&[("setting.x", "")]), "not a plain value"),
+            (axes(&[("setting.x", "a b")]), "not a plain value"),
+            (axes(&[("setting.x", "<b>")]), "not a plain value"),
+            (axes(&[("setting.", "1")]), "not an axis name"),
+            (axes(&[("a b", "1")]), "not an axis name"),
+            (axes(&[("", "1")]), "not an axis name"),
+            (axes(&[(&long, "1")]), "not an axis name"),
+        ] {
+            let why = axes_problem(&bad).unwrap_or_else(|| {
+                panic!("{} accepted", crate::untrusted::shown(&format!("{bad:?}")))
+            });
+            assert!(why.contains(want), "{why}");
+            assert!(why.len() < 200, "{why}");
+        }
+        let many: BTreeMap<String, String> = (0..9)
+            .map(|i| (format!("setting.s{i}"), "1".into()))
+            .collect();
+        assert!(axes_problem(&many).unwrap().contains("9 axes"));
+    }
+
+    #[test]
+    fn a_run_with_bad_axes_is_refused_as_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        // A run.json the last release before campaigns wrote, with axes added.
+        let mut run: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/golden/release-3be8b90/ibench/sqlite.wal-normal/run.json"
+        ))
+        .unwrap();
+        run["axes"] = serde_json::json!({"clients": "0"});
+        fs::write(dir.path().join("run.json"), run.to_string()).unwrap();
+        let e = read_run(dir.path()).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        assert!(!crate::error::is_schema_too_new(&e), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} does not match the result schema: axis clients has the value \"0\", not a \
+                 whole number from 1 to 1000000",
+                dir.path().join("run.json").display()
+            )
+        );
+        run["axes"] = serde_json::json!({"clients": "2"});
+        fs::write(dir.path().join("run.json"), run.to_string()).unwrap();
+        assert_eq!(read_run(dir.path()).unwrap().axes["clients"], "2");
     }
 
     #[test]

@@ -40,7 +40,7 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
     for &i in &ctx.idx {
         if let Some(s) = ctx.all[i].step(step) {
             for w in &s.warnings {
-                warn.push(format!("{}: {w}", ctx.all[i].name()));
+                warn.push(format!("{}: {w}", ctx.all[i].shown_name()));
             }
         }
     }
