@@ -8,6 +8,7 @@
 //! - `bootstrap`: the moving-block bootstrap of per-second rates over rounds (throughput).
 //! - `latency`: intervals of latency percentiles from HDR histograms.
 //! - `permutation`: the block permutation test of per-second figures.
+//! - `residency`: whether a step ran in memory or was IO-bound, from its disk reads per operation.
 //! - `summary`: mean, median, min, max and deviation of a set of values.
 //! - `variance`, `changepoint`: the spread of per-second rates, and change points in a history.
 
@@ -16,6 +17,7 @@ pub mod changepoint;
 pub mod interval;
 pub mod latency;
 pub mod permutation;
+pub mod residency;
 pub mod rounds;
 pub mod summary;
 pub mod variance;

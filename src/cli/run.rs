@@ -100,6 +100,13 @@ pub struct RunArgs {
           group = WORKLOAD)]
     pub vary: Option<spec::target::Vary>,
 
+    /// Cap what each managed server may hold in memory, page cache and shared memory included
+    /// (a memory cgroup per server, as root): `512M`, `2G`. Makes a run IO-bound on a host
+    /// with more RAM than data; the server's config is sized for the cap, not the host
+    /// (docs/io-bound.md). A campaign's `server_memory = "512M"`.
+    #[arg(long, value_name = "SIZE", value_parser = spec::parse_server_memory, group = WORKLOAD)]
+    pub server_memory: Option<u64>,
+
     /// Extra SQLite pragma for every sqlite target, repeatable: --pragma cache_size=-65536.
     #[arg(long = "pragma", value_name = "KEY=VALUE", value_parser = spec::target::parse_setting,
           group = WORKLOAD)]
@@ -496,7 +503,7 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
     Ok(match a.suite {
         Suite::Ibench => {
             refuse_sysbench_flags(a)?;
-            let preset = presets::get(&a.preset)?;
+            let preset = presets::get(&a.preset)?.for_cap(a.server_memory)?;
             let levels: Vec<Option<u64>> = match &a.clients {
                 Some(l) => l.0.iter().map(|&n| Some(n)).collect(),
                 None => vec![None],
@@ -514,7 +521,7 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
         Suite::Sysbench => {
             refuse_ibench_flags(a)?;
             vec![Arc::new(SysbenchSuite {
-                params: a.sysbench.params(&a.preset, a.seed)?,
+                params: a.sysbench.params(&a.preset, a.seed, a.server_memory)?,
             })]
         }
     })
@@ -535,6 +542,8 @@ struct What {
     vary: Option<spec::target::Vary>,
     /// Host settings swept over.
     hosts: Vec<session::host_axes::HostSetting>,
+    /// `--server-memory`: a cap on every managed server, over a target's own.
+    server_memory: Option<u64>,
     target_specs: Vec<String>,
     rounds: u32,
     pause_between: u64,
@@ -550,6 +559,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             name: suites[0].name().to_string(),
             suites,
             vary: a.vary.clone(),
+            server_memory: a.server_memory,
             hosts: session::host_axes::combinations(
                 a.read_ahead_kb.as_ref().map_or(&[][..], |k| &k.0),
                 a.io_scheduler.as_ref().map_or(&[][..], |s| &s.0),
@@ -588,6 +598,10 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
             argv.extend(["--preset".to_string(), a.preset.clone()]);
         }
         argv.extend(c.args.get(s).cloned().unwrap_or_default());
+        // A preset sized from the cap is sized from the campaign's.
+        if let Some(cap) = c.server_memory {
+            argv.extend(["--server-memory".to_string(), cap.to_string()]);
+        }
         let parsed = match super::parse(&argv) {
             Ok(super::Cli {
                 command: super::Command::Run(r),
@@ -610,6 +624,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
         name: name.clone(),
         suites,
         vary: c.vary.clone(),
+        server_memory: c.server_memory,
         hosts: session::host_axes::combinations(&c.read_ahead_kb, &c.io_scheduler),
         target_specs: c.targets.clone(),
         rounds: a.repeats.unwrap_or(c.repeats),
@@ -647,12 +662,16 @@ fn resumed(a: &RunArgs) -> anyhow::Result<(RunArgs, Invocation, PathBuf)> {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     if args.list_presets {
-        list_presets();
+        list_presets(args.server_memory);
         return Ok(EXIT_OK);
     }
     if args.suite == Suite::Sysbench && args.sysbench.list {
         refuse_ibench_flags(&args)?;
-        super::sysbench::print_list(&args.sysbench.params(&args.preset, args.seed)?);
+        super::sysbench::print_list(&args.sysbench.params(
+            &args.preset,
+            args.seed,
+            args.server_memory,
+        )?);
         return Ok(EXIT_OK);
     }
     let show = !args.no_progress && std::io::stderr().is_terminal();
@@ -725,6 +744,9 @@ fn targets(
     };
     for s in &w.target_specs {
         let mut t = file.resolve(s, &a.pragmas)?;
+        if let Some(bytes) = w.server_memory {
+            spec::target::cap_memory(&mut t, bytes, "--server-memory")?;
+        }
         crate::fetch::resolve_target(&mut t, &builds, &mut |l: &str| say!("{l}"))?;
         if targets.iter().any(|x| x.name == t.name) {
             return bad_input(format!("target {} is given twice", t.name));
@@ -735,6 +757,10 @@ fn targets(
         if let Some(e) = s.refuses(&targets) {
             return bad_input(e);
         }
+    }
+    // Refused before anything is made: a cap that cannot be set must not become an uncapped run.
+    if targets.iter().any(|t| t.server_memory.is_some()) {
+        crate::server::cgroup::check(std::path::Path::new("/sys"))?;
     }
     if let Some(v) = &w.vary {
         let mut each = Vec::new();
@@ -842,7 +868,12 @@ fn finish(outcome: &session::Outcome) -> i32 {
     }
 }
 
-fn list_presets() {
+/// The presets; one sized from the memory cap shows its rows for `cap`, or says "from cap".
+fn list_presets(cap: Option<u64>) {
+    let rows = |sized: bool, n: u64| match (sized, cap) {
+        (true, None) => "from cap".to_string(),
+        _ => fmt_num(n as f64),
+    };
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header([
@@ -855,11 +886,13 @@ fn list_presets() {
         "description",
     ]);
     for p in presets::all() {
+        let sized = p.sized_by_cap.is_some();
+        let p = p.clone().for_cap(cap).unwrap_or(p);
         t.add_row([
             p.name.clone(),
-            fmt_num(p.rows_l_i0 as f64),
-            fmt_num(p.rows_l_i1 as f64),
-            fmt_num(p.rows_l_i2 as f64),
+            rows(sized, p.rows_l_i0),
+            rows(sized, p.rows_l_i1),
+            rows(sized, p.rows_l_i2),
             p.query_seconds.to_string(),
             p.wait_seconds
                 .map(|w| w.to_string())
@@ -868,7 +901,11 @@ fn list_presets() {
         ]);
     }
     out!("{t}");
-    out!("Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds.\n");
+    out!(
+        "Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds. 'from \
+         cap': sized from --server-memory when the run is planned (give it with \
+         --list-presets to see the rows).\n"
+    );
     let mut sb = comfy_table::Table::new();
     sb.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     sb.set_header([
@@ -882,11 +919,13 @@ fn list_presets() {
         "description",
     ]);
     for p in presets::sysbench_all() {
+        let sized = p.sized_by_cap.is_some();
+        let p = p.clone().for_cap(cap).unwrap_or(p);
         sb.add_row([
             p.name.clone(),
             p.threads.to_string(),
             p.tables.to_string(),
-            fmt_num(p.rows as f64),
+            rows(sized, p.rows),
             p.read_seconds.to_string(),
             p.write_seconds.to_string(),
             p.warmup_seconds.to_string(),

@@ -106,8 +106,15 @@ pub struct SysbenchArgs {
 }
 
 impl SysbenchArgs {
-    pub fn params(&self, preset: &str, seed: Option<u64>) -> anyhow::Result<SysbenchParams> {
-        let preset = presets::sysbench_get(preset)?;
+    /// The parameters after preset and flags; `cap` (`--server-memory`) sizes a preset sized
+    /// from it.
+    pub fn params(
+        &self,
+        preset: &str,
+        seed: Option<u64>,
+        cap: Option<u64>,
+    ) -> anyhow::Result<SysbenchParams> {
+        let preset = presets::sysbench_get(preset)?.for_cap(cap)?;
         let o = SysbenchOverrides {
             run_order: match self.run_order {
                 Some(RunOrderArg::Y2024) => RunOrder::Y2024,

@@ -533,14 +533,16 @@ impl Dbms for Mysql {
     fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
         let mut conn = self.open()?;
         // InnoDB's log and data writes (Innodb_os_log_fsyncs is gone from MariaDB 10.8+: then
-        // it is simply absent), the binlog, and MyRocks' write path.
+        // it is simply absent), the binlog, MyRocks' write path, and both engines' cache hits
+        // and misses (in memory or IO-bound, docs/metrics.md).
         let status = rows(
             &mut conn,
             "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_written', \
              'Innodb_os_log_fsyncs', 'Innodb_data_written', 'Innodb_data_writes', \
              'Innodb_data_read', 'Innodb_data_reads', 'Innodb_dblwr_pages_written', \
              'Innodb_pages_written', 'Innodb_buffer_pool_reads', 'Binlog_bytes_written', \
-             'Binlog_group_commits', \
+             'Innodb_buffer_pool_read_requests', 'rocksdb_block_cache_hit', \
+             'rocksdb_block_cache_miss', 'Binlog_group_commits', \
              'Innodb_data_fsyncs', 'Com_commit') OR Variable_name LIKE 'rocksdb\\_bytes\\_written' \
              OR Variable_name LIKE 'rocksdb\\_wal\\_%' \
              OR Variable_name LIKE 'rocksdb\\_compact\\_%\\_bytes' \

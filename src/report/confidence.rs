@@ -370,6 +370,7 @@ mod tests {
                 }],
                 target_rows_per_s: None,
             }),
+            residency: Default::default(),
         };
         let run = crate::report::input::fixtures::run_file(name);
         let one = |r: &Vec<f64>, round: Option<u32>| {

@@ -395,11 +395,22 @@ pub fn section(all: &[TargetResult]) -> Section {
         let run = &r.run;
         let mysql_family = crate::engines::Engine::parse(&run.target.engine)
             .is_some_and(|e| e.family() == crate::engines::Family::MySql);
-        let mut config = Cell::text(if mysql_family {
+        let mut label = if mysql_family {
             config_label(&run.target.config_name, &run.target.config_text)
         } else {
             run.target.config_name.clone()
-        });
+        };
+        // A config sized for a cap is not the one written for the host (nor, for a published
+        // config, the published setup): the label says so.
+        if let Some(cap) = run
+            .target
+            .server
+            .as_ref()
+            .and_then(|s| s.memory_cap.as_ref())
+        {
+            label.push_str(&format!(" · sized for a {} MiB cap", cap.bytes >> 20));
+        }
+        let mut config = Cell::text(label);
         config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
         let mut params = Cell::text(if run.preset.is_empty() {
             "—".to_string()

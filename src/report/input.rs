@@ -4,6 +4,7 @@
 //! a schema from the future, two results with one name); a step file that cannot be read becomes
 //! a gap with a warning, not an abort.
 
+use crate::analysis::residency::CacheHits;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -288,6 +289,12 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
             _ => {}
         }
     }
+    let residency = crate::analysis::residency::Evidence {
+        ops: f.hardware.as_ref().map(|h| h.op_count),
+        reads_per_op: metrics.get(Metric::RPerOp.key()).copied().flatten(),
+        read_kb_per_op: metrics.get(Metric::RkbPerOp.key()).copied().flatten(),
+        cache: f.dbms.as_ref().and_then(cache_hits),
+    };
     (
         StepView {
             // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
@@ -314,9 +321,43 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
                 .map(|h| h.per_device.clone())
                 .unwrap_or_default(),
             series,
+            residency,
         },
         warnings,
     )
+}
+
+/// Hits and misses of the DBMS's cache over the step, from its counters' deltas: MyRocks'
+/// block cache where it was used, else InnoDB's buffer pool (read requests include the misses)
+/// or PostgreSQL's shared_buffers.
+fn cache_hits(d: &crate::results::hardware::DbmsCounters) -> Option<CacheHits> {
+    let get = |k: &str| {
+        d.delta
+            .get(k)
+            .copied()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    let pair = |hits: Option<f64>, misses: Option<f64>| {
+        Some(CacheHits {
+            hits: hits?,
+            misses: misses?,
+        })
+        .filter(|c| c.hits + c.misses > 0.0)
+    };
+    let rocks = pair(
+        get("rocksdb_block_cache_hit"),
+        get("rocksdb_block_cache_miss"),
+    );
+    let reads = get("innodb_buffer_pool_reads");
+    let innodb = pair(
+        get("innodb_buffer_pool_read_requests")
+            .zip(reads)
+            .map(|(all, r)| (all - r).max(0.0)),
+        reads,
+    );
+    rocks
+        .or(innodb)
+        .or_else(|| pair(get("blks_hit"), get("blks_read")))
 }
 
 /// The step file's `hardware` object (docs/metrics.md, "Hardware cost per step") as the metric

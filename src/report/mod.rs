@@ -26,6 +26,7 @@ pub mod model;
 pub mod number;
 mod profiles;
 mod repeats;
+mod residency;
 mod rounds;
 pub mod rules;
 mod scaling;
@@ -169,6 +170,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         }
     }
     sections.extend(scaling::sections(all));
+    sections.extend(residency::section(all));
     sections.extend(repeats::section(all));
     sections.extend(profiles::section(all, base));
     sections.push(details::section(all));
@@ -179,7 +181,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         base,
         worse: opts.thresholds.low,
         better: opts.thresholds.high,
-        warnings: details::warnings(all),
+        warnings: [details::warnings(all), residency::warnings(all)].concat(),
         sections,
     })
 }

@@ -90,6 +90,8 @@ pub struct StepView {
     /// Taken with `--profile`: perf sampling changes throughput by a few percent.
     pub profiled: bool,
     pub series: Option<Series>,
+    /// What says whether the step ran in memory or was IO-bound (docs/metrics.md).
+    pub residency: crate::analysis::residency::Evidence,
 }
 
 impl StepView {

@@ -80,6 +80,17 @@ pub struct ServerRecord {
     /// trust authentication, UTF8, no locale). Absent in older files and for other engines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initdb: Option<Vec<String>>,
+    /// `--server-memory`: the cap on what the server could hold in memory, page cache and
+    /// shared memory included, and the cgroup file that held it. Absent when uncapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cap: Option<MemoryCapRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryCapRecord {
+    pub bytes: u64,
+    /// `cgroup v2 memory.max` or `cgroup v1 memory.limit_in_bytes`.
+    pub enforced_by: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -45,6 +45,14 @@ impl Controller {
             .then_some(Controller::V1(v1))
     }
 
+    /// How run.json names what enforced a cap.
+    pub fn describe(&self) -> String {
+        match self {
+            Controller::V2(_) => "cgroup v2 memory.max".into(),
+            Controller::V1(_) => "cgroup v1 memory.limit_in_bytes".into(),
+        }
+    }
+
     fn root(&self) -> &Path {
         match self {
             Controller::V2(p) | Controller::V1(p) => p,
@@ -59,9 +67,6 @@ impl Controller {
         }
     }
 }
-
-/// The least a cap may be: below this no server starts.
-pub const MIN_CAP: u64 = 64 << 20;
 
 /// Before anything runs: a cap can be made here (a memory controller, root to make cgroups).
 pub fn check(sys: &Path) -> anyhow::Result<Controller> {
@@ -188,15 +193,44 @@ pub fn join_in_child(procs: &CString) -> io::Result<()> {
     Ok(())
 }
 
-/// Removes `dbperf-*` cgroups under the controller that hold no process: those of servers a
-/// killed dbperf started, once those servers are gone. Returns how many went.
+/// Removes the cgroup a registry entry recorded for a server that has stopped or is gone. The
+/// entry is a file, so its path is checked first: a `dbperf-<plain name>` directly under this
+/// host's memory controller, nothing else. A directory that still holds a process stays.
+pub fn remove_recorded(sys: &Path, recorded: &str) -> bool {
+    let Some(c) = Controller::find(sys) else {
+        return false;
+    };
+    let path = Path::new(recorded);
+    let ours = path.parent() == Some(c.root())
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("dbperf-"))
+            .is_some_and(crate::untrusted::plain_name);
+    ours && remove_dir(path)
+}
+
+/// How long an empty `dbperf-*` cgroup is left to the dbperf that made it: it is empty from
+/// when it is made until its server joins it, a moment later.
+const SWEEP_AGE: Duration = Duration::from_secs(60);
+
+/// Removes `dbperf-*` cgroups under the controller that hold no process and were made over a
+/// minute ago: those of servers a killed dbperf started, once those servers are gone (a
+/// SIGKILL between making a cgroup and recording its server leaves one no entry names).
+/// Returns how many went.
 pub fn sweep(c: &Controller) -> usize {
     let Ok(rd) = std::fs::read_dir(c.root()) else {
         return 0;
     };
+    let old = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= SWEEP_AGE))
+    };
     rd.flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("dbperf-"))
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(old)
         .filter(|e| tasks(&e.path()).is_empty())
         .filter(|e| std::fs::remove_dir(e.path()).is_ok())
         .count()
@@ -241,6 +275,36 @@ mod tests {
         assert!(Cap::create(&c, "pg-1", 256 << 20).is_err());
         assert!(cap.dir.ends_with("dbperf-pg-1"));
         assert!(Cap::create(&c, "../x", 1 << 30).is_err());
+    }
+
+    #[test]
+    fn only_a_recorded_cgroup_of_dbperf_under_the_controller_is_removed() {
+        let t = v2_fixture();
+        let root = t.path().join("fs/cgroup");
+        let elsewhere = t.path().join("elsewhere");
+        for d in [
+            root.join("dbperf-pg-1"),
+            root.join("system"),
+            elsewhere.clone(),
+        ] {
+            std::fs::create_dir_all(&d).unwrap();
+        }
+        let recorded = |p: PathBuf| remove_recorded(t.path(), p.to_str().unwrap());
+        assert!(!recorded(root.join("system")));
+        assert!(!recorded(elsewhere.clone()));
+        assert!(!recorded(root.join("dbperf-pg-1/../system")));
+        assert!(root.join("system").is_dir() && elsewhere.is_dir());
+        assert!(recorded(root.join("dbperf-pg-1")));
+        assert!(!root.join("dbperf-pg-1").exists());
+    }
+
+    #[test]
+    fn the_sweep_leaves_a_cgroup_just_made() {
+        let t = v2_fixture();
+        let c = Controller::find(t.path()).unwrap();
+        std::fs::create_dir(t.path().join("fs/cgroup/dbperf-new")).unwrap();
+        assert_eq!(sweep(&c), 0);
+        assert!(t.path().join("fs/cgroup/dbperf-new").is_dir());
     }
 
     #[test]

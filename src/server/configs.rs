@@ -162,12 +162,14 @@ fn builtin_sized(kind: Kind, rocksdb: bool, name: &str, cap: Option<u64>) -> Opt
     let Some(cap) = cap else {
         return Some(text);
     };
+    // PostgreSQL's unit is MB (it refuses M); my.cnf's is M.
+    let unit = if kind == Kind::Postgres { "MB" } else { "M" };
     let fit = |text: String, setting: &str, default: u64, share: u64| {
         let size = super::scale::under_cap(default, cap, share) >> 20;
         text.lines()
             .map(|l| match l.split_once('=') {
                 Some((k, _)) if k.trim() == setting => {
-                    format!("{setting} = {size}M  # fitted to --server-memory")
+                    format!("# fitted to --server-memory\n{setting} = {size}{unit}")
                 }
                 _ => l.to_string(),
             })
@@ -645,6 +647,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("cannot read this host's RAM"), "{e}");
+    }
+
+    /// Found running it (issue 34): PostgreSQL refuses `64M`, so a capped default config
+    /// did not start.
+    #[test]
+    fn default_configs_fit_a_cap_in_each_servers_units() {
+        let pg = builtin_sized(Kind::Postgres, false, "default", Some(256 << 20)).unwrap();
+        assert!(pg.contains("\nshared_buffers = 64MB\n"), "{pg}");
+        assert!(!pg.contains("512MB"), "{pg}");
+        let my = builtin_sized(Kind::MySql, false, "default", Some(256 << 20)).unwrap();
+        assert!(my.contains("\ninnodb_buffer_pool_size = 128M\n"), "{my}");
+        let rocks = builtin_sized(Kind::MariaDb, true, "default", Some(256 << 20)).unwrap();
+        assert!(
+            rocks.contains("rocksdb_block_cache_size = 64M\n"),
+            "{rocks}"
+        );
+        // A cap above the default leaves it as it is.
+        let big = builtin_sized(Kind::Postgres, false, "default", Some(8 << 30)).unwrap();
+        assert!(big.contains("shared_buffers = 512MB"), "{big}");
     }
 
     #[test]

@@ -150,14 +150,23 @@ pub fn forget(path: &Path) {
     let _ = fs::remove_file(path);
 }
 
-/// Removes the entry of the server `server`, wherever its file is named.
+/// Removes the entry of the server `server`, wherever its file is named, and the cgroup of its
+/// memory cap (it has stopped).
 pub fn forget_server(server: &Identity) {
     let Ok(dir) = dir() else { return };
-    forget(&path_of(&dir, server));
     for (path, entry) in entries(&dir) {
-        if entry.is_ok_and(|e| e.server.same_start(server)) {
+        if let Some(e) = entry.ok().filter(|e| e.server.same_start(server)) {
+            uncap(&e);
             forget(&path);
         }
+    }
+    forget(&path_of(&dir, server));
+}
+
+/// Removes the cgroup of a stopped or gone server's memory cap (`--server-memory`).
+fn uncap(entry: &Entry) {
+    if let Some(c) = &entry.cgroup {
+        crate::server::cgroup::remove_recorded(Path::new("/sys"), c);
     }
 }
 
@@ -288,10 +297,19 @@ fn leftover_signal(engine: &str) -> i32 {
 /// `dbperf server start`, is left alone; no pid is signalled on its number alone, and nothing
 /// but registry entries is deleted.
 pub fn sweep() -> Vec<Swept> {
-    match dir() {
+    let done = match dir() {
         Ok(d) if d.is_dir() => sweep_in(&d),
         _ => Vec::new(),
+    };
+    // Caps whose server no entry names any more (a SIGKILL between making the cgroup and
+    // recording the server): only root makes them, and only empty ones go.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        if let Some(c) = crate::server::cgroup::Controller::find(Path::new("/sys")) {
+            crate::server::cgroup::sweep(&c);
+        }
     }
+    done
 }
 
 pub fn sweep_in(dir: &Path) -> Vec<Swept> {
@@ -318,6 +336,7 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
                 Identity::of(entry.server.pid).is_some_and(|n| n.same_start(&entry.server));
             // The same process with another command line is not gone: leave its record.
             if !retitled {
+                uncap(&entry);
                 forget(&path);
             }
             continue;
@@ -331,6 +350,7 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
             Duration::from_secs(30),
         );
         if how != Stop::StillRunning {
+            uncap(&entry);
             forget(&path);
         }
         done.push(Swept::Stopped {

@@ -197,6 +197,13 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
         start_s: Some(round3(start_s)),
         stopped: None,
         initdb: (plan.kind == server::Kind::Postgres).then(|| plan.init_options()),
+        memory_cap: plan
+            .memory
+            .as_ref()
+            .map(|m| crate::results::MemoryCapRecord {
+                bytes: m.bytes,
+                enforced_by: m.controller.describe(),
+            }),
     };
     Ok(Started {
         running,
@@ -217,6 +224,7 @@ pub fn external_record(t: &Target) -> Option<ServerRecord> {
         start_s: None,
         stopped: None,
         initdb: None,
+        memory_cap: None,
     })
 }
 

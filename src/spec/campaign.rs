@@ -38,6 +38,8 @@ pub struct CampaignDecl {
     pub io_scheduler: Option<Vec<String>>,
     /// One server setting swept over: `vary = { setting = "innodb_page_size", values = [...] }`.
     pub vary: Option<VaryDecl>,
+    /// A memory cap on every managed server of the campaign: `server_memory = "512M"`.
+    pub server_memory: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,6 +66,8 @@ pub struct Campaign {
     pub read_ahead_kb: Vec<u64>,
     pub io_scheduler: Vec<String>,
     pub vary: Option<super::target::Vary>,
+    /// `--server-memory` in bytes.
+    pub server_memory: Option<u64>,
 }
 
 const SUITES: &[&str] = &["ibench", "sysbench"];
@@ -184,8 +188,16 @@ impl CampaignDecl {
             ),
             None => None,
         };
+        let server_memory = match &self.server_memory {
+            Some(v) => Some(
+                super::parse_server_memory(v)
+                    .or_else(|e| bad_input(format!("campaign {name}: server_memory: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Campaign {
             name: name.to_string(),
+            server_memory,
             targets,
             suites,
             preset: self.preset.clone(),

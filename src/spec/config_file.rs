@@ -70,6 +70,8 @@ pub struct TargetDecl {
     pub database: Option<String>,
     /// Name of the environment variable holding the password (never the password itself).
     pub password_env: Option<String>,
+    /// A memory cap on the server dbperf starts for it: "512M" (`--server-memory`).
+    pub server_memory: Option<String>,
 }
 
 pub const DEFAULT_PATH: &str = "dbperf.toml";
@@ -534,6 +536,11 @@ impl ConfigFile {
             return bad_input(format!(
                 "target {name}: port, user, database and password_env are for external servers (with host or socket)"
             ));
+        }
+        if let Some(v) = &d.server_memory {
+            let bytes = super::parse_server_memory(v)
+                .or_else(|e| bad_input(format!("target {name}: server_memory: {e}")))?;
+            target::cap_memory(&mut t, bytes, &format!("target {name}: server_memory"))?;
         }
         Ok(t)
     }

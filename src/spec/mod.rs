@@ -324,6 +324,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is not a size from 1 byte up (examples: 2G, 512M)"))
 }
 
+/// The smallest `--server-memory`: below it a managed server does not start with any config
+/// dbperf writes (the MySQL family's own buffers and a connection's memory take tens of MiB).
+pub const MIN_SERVER_MEMORY: u64 = 64 << 20;
+
+/// `--server-memory`: a size as `parse_size` takes it, at least `MIN_SERVER_MEMORY`, and no more
+/// than a cgroup limit can say.
+pub fn parse_server_memory(s: &str) -> Result<u64, String> {
+    let b = parse_size(s)?;
+    if b < MIN_SERVER_MEMORY {
+        return Err(format!(
+            "'{s}' is less than the {} MiB a managed server needs to start",
+            MIN_SERVER_MEMORY >> 20
+        ));
+    }
+    if b > 1 << 50 {
+        return Err(format!("'{s}' is more than a memory cap can be (1P)"));
+    }
+    Ok(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +357,15 @@ mod tests {
         }
         let many: Vec<String> = (1..=17).map(|i| i.to_string()).collect();
         assert!(parse_levels(&many.join(",")).is_err());
+    }
+
+    #[test]
+    fn a_server_memory_cap_is_a_size_a_server_can_start_in() {
+        assert_eq!(parse_server_memory("256M"), Ok(256 << 20));
+        assert_eq!(parse_server_memory("64M"), Ok(64 << 20));
+        assert!(parse_server_memory("63M").unwrap_err().contains("64 MiB"));
+        assert!(parse_server_memory("2P").is_err());
+        assert!(parse_server_memory("lots").is_err());
     }
 
     #[test]

@@ -34,11 +34,66 @@ pub struct Preset {
     #[serde(skip_deserializing)]
     pub name: String,
     pub description: String,
+    /// Fixed in most presets; set from the memory cap in one `sized_by_cap`.
+    #[serde(default)]
     pub rows_l_i0: u64,
+    #[serde(default)]
     pub rows_l_i1: u64,
+    #[serde(default)]
     pub rows_l_i2: u64,
     pub query_seconds: u64,
     pub wait_seconds: Option<u64>,
+    /// IO-bound at any size: the rows follow from `--server-memory` when the run is planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sized_by_cap: Option<CapSizing>,
+}
+
+/// How a preset's data is sized from the server's memory cap: `data_multiple` times the cap at
+/// `row_bytes` per row (table and indexes, as the engines store a row of the suite), so the data
+/// cannot stay in memory. The Insert Benchmark's l.i1 and l.i2 insert a fraction of l.i0, as
+/// the original's IO-bound setup does (800M rows, then 4M and 1M).
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CapSizing {
+    pub data_multiple: u64,
+    pub row_bytes: u64,
+    #[serde(default)]
+    pub l_i1_divisor: Option<u64>,
+    #[serde(default)]
+    pub l_i2_divisor: Option<u64>,
+}
+
+impl CapSizing {
+    /// Rows that hold `data_multiple` times `cap` bytes.
+    pub fn rows(&self, cap: u64) -> u64 {
+        (cap / self.row_bytes.max(1)).saturating_mul(self.data_multiple)
+    }
+}
+
+/// A preset sized from the cap needs one: refused with a sentence that says so.
+fn needs_cap(name: &str) -> anyhow::Error {
+    crate::error::BadInput(format!(
+        "preset {name} sizes its data from the server's memory cap: give --server-memory (e.g. \
+         --server-memory 512M, as root; docs/io-bound.md)"
+    ))
+    .into()
+}
+
+impl Preset {
+    /// This preset for a run whose servers are capped at `cap` bytes (`--server-memory`).
+    pub fn for_cap(mut self, cap: Option<u64>) -> anyhow::Result<Preset> {
+        let Some(sizing) = self.sized_by_cap else {
+            return Ok(self);
+        };
+        let Some(cap) = cap else {
+            return Err(needs_cap(&self.name));
+        };
+        let rows = sizing.rows(cap);
+        self.rows_l_i0 = rows;
+        self.rows_l_i1 = (rows / sizing.l_i1_divisor.unwrap_or(1).max(1)).max(1);
+        self.rows_l_i2 = (rows / sizing.l_i2_divisor.unwrap_or(1).max(1)).max(1);
+        Ok(self)
+    }
 }
 
 const PRESETS_TOML: &str = include_str!("presets.toml");
@@ -55,12 +110,32 @@ pub struct SysbenchPreset {
     pub description: String,
     pub threads: u64,
     pub tables: u64,
+    /// Per table; set from the memory cap in one `sized_by_cap`.
+    #[serde(default)]
     pub rows: u64,
     pub read_seconds: u64,
     pub write_seconds: u64,
     pub warm_seconds: u64,
     pub warmup_seconds: u64,
     pub postwrite_seconds: Option<u64>,
+    /// IO-bound at any size: `rows` follows from `--server-memory` when the run is planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sized_by_cap: Option<CapSizing>,
+}
+
+impl SysbenchPreset {
+    /// This preset for a run whose servers are capped at `cap` bytes: rows per table so that
+    /// all tables together hold the data the sizing asks for.
+    pub fn for_cap(mut self, cap: Option<u64>) -> anyhow::Result<SysbenchPreset> {
+        let Some(sizing) = self.sized_by_cap else {
+            return Ok(self);
+        };
+        let Some(cap) = cap else {
+            return Err(needs_cap(&self.name));
+        };
+        self.rows = (sizing.rows(cap) / self.tables.max(1)).max(1);
+        Ok(self)
+    }
 }
 
 pub fn sysbench_all() -> Vec<SysbenchPreset> {
@@ -143,12 +218,37 @@ mod tests {
     #[test]
     fn sysbench_presets_are_the_blogs_setups() {
         let names: Vec<String> = sysbench_all().into_iter().map(|p| p.name).collect();
-        assert_eq!(names, ["quick", "1u.1t", "4u.1t", "4u.4t"]);
+        assert_eq!(names, ["quick", "1u.1t", "4u.1t", "4u.4t", "io-bound"]);
         let p = sysbench_get("4u.4t").unwrap();
         assert_eq!((p.threads, p.tables), (4, 4));
         assert!(all().iter().all(|p| p.name != "sysbench"));
         assert!(crate::error::is_bad_input(
             &sysbench_get("cached-small").unwrap_err()
         ));
+    }
+
+    /// Issue 34: the io-bound presets hold about four times the cap, and without a cap they
+    /// are refused with a sentence rather than run at some size.
+    #[test]
+    fn io_bound_presets_are_sized_from_the_cap() {
+        let ib = get("io-bound").unwrap().for_cap(Some(512 << 20)).unwrap();
+        assert_eq!(ib.rows_l_i0, (512 << 20) / 300 * 4);
+        assert_eq!(ib.rows_l_i1, ib.rows_l_i0 / 100);
+        assert_eq!(ib.rows_l_i2, ib.rows_l_i0 / 400);
+        let sb = sysbench_get("io-bound")
+            .unwrap()
+            .for_cap(Some(512 << 20))
+            .unwrap();
+        assert_eq!(sb.rows, (512 << 20) / 250 * 4);
+        for e in [
+            get("io-bound").unwrap().for_cap(None).unwrap_err(),
+            sysbench_get("io-bound").unwrap().for_cap(None).unwrap_err(),
+        ] {
+            assert!(crate::error::is_bad_input(&e), "{e}");
+            assert!(e.to_string().contains("--server-memory"), "{e}");
+        }
+        // Every other preset is as written, capped or not.
+        let q = get("quick").unwrap();
+        assert_eq!(q.clone().for_cap(Some(1 << 30)).unwrap(), q);
     }
 }

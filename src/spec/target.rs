@@ -86,6 +86,27 @@ impl Target {
     }
 }
 
+/// Caps the managed server of `t` at `bytes` (`--server-memory`, or a target's or campaign's
+/// `server_memory` key, named by `by`). SQLite runs inside dbperf and an external server is not
+/// dbperf's to confine: both are refused, never run uncapped.
+pub fn cap_memory(t: &mut Target, bytes: u64, by: &str) -> anyhow::Result<()> {
+    if !t.is_server() {
+        return bad_input(format!(
+            "{by} caps a server dbperf starts, and {} runs inside dbperf: bound its cache with \
+             --pragma cache_size=-KIB instead (docs/io-bound.md)",
+            t.name
+        ));
+    }
+    if t.external.is_some() {
+        return bad_input(format!(
+            "{by} caps a server dbperf starts, and target {} is a server it does not start",
+            t.name
+        ));
+    }
+    t.server_memory = Some(bytes);
+    Ok(())
+}
+
 /// A short name for a binaries path: the version-looking directory (`/usr/lib/postgresql/15/bin`
 /// gives `15`, `/opt/mariadb-11.4.5` gives `mariadb-11.4.5`).
 fn path_label(p: &std::path::Path) -> String {
