@@ -18,6 +18,7 @@ mod history;
 mod host;
 mod hostile;
 mod ibench_sqlite;
+mod memory_cap;
 mod mysql_client;
 mod orphans;
 mod pg_client;
