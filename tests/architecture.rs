@@ -869,6 +869,7 @@ const REPORT_LAYERS: &[(&str, &[&str])] = &[
             "details",
             "profiles",
             "repeats",
+            "residency",
             "scaling",
         ],
     ),

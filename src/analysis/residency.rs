@@ -1,6 +1,7 @@
 //! Whether a step ran in memory or was IO-bound, by measurement (docs/metrics.md, "In memory or
-//! IO-bound"): the disk reads per operation of the devices under the data decide; the DBMS's
-//! cache hit ratio, the data size and the memory cap say why. A step with no device figures or
+//! IO-bound"): the disk reads per operation of the devices under the data decide, and what the
+//! step read from disk against the data's size (a scan reads much in few reads); the DBMS's
+//! cache hit ratio and the memory cap say why. A step with no device figures or
 //! too few operations gets no verdict: per-operation reads over a handful of operations say
 //! nothing about the data's residency.
 
@@ -42,9 +43,20 @@ pub struct Evidence {
     /// KB read from those devices per operation.
     pub read_kb_per_op: Option<f64>,
     pub cache: Option<CacheHits>,
+    /// The data's size in bytes at the end of the step.
+    pub data_bytes: Option<f64>,
 }
 
 impl Evidence {
+    /// What the step read from disk over the data's size: a scan reads much in few, large
+    /// reads (an index build reads its table in reads of a megabyte and more), which reads
+    /// per operation alone would call in memory.
+    pub fn read_share(&self) -> Option<f64> {
+        let read = self.read_kb_per_op? * 1024.0 * self.ops?;
+        let data = self.data_bytes.filter(|d| *d > 0.0)?;
+        Some(read / data).filter(|x| x.is_finite() && *x >= 0.0)
+    }
+
     /// KB per disk read; None without reads.
     pub fn kb_per_read(&self) -> Option<f64> {
         let r = self.reads_per_op.filter(|r| *r > 0.0)?;
@@ -75,6 +87,15 @@ impl Residency {
     }
 }
 
+/// A step that read at least its data's whole size from disk is IO-bound however few its reads
+/// per operation: it read its data from disk (a scan), or read it again and again. A share, so
+/// a long step reaches it sooner than a short one with the same reads per operation: that is
+/// what the words say, a step that kept reading its data from disk.
+pub const IO_BOUND_READ_SHARE: f64 = 1.0;
+
+/// A step in memory read less than this share of its data's size from disk.
+pub const IN_MEMORY_READ_SHARE: f64 = 0.01;
+
 /// The verdict for a step's evidence.
 pub fn classify(e: &Evidence) -> Residency {
     let (Some(ops), Some(r)) = (e.ops, e.reads_per_op) else {
@@ -83,9 +104,10 @@ pub fn classify(e: &Evidence) -> Residency {
     if ops.is_nan() || ops < MIN_OPS || !r.is_finite() || r < 0.0 {
         return Residency::Unknown;
     }
-    if r >= IO_BOUND_READS_PER_OP {
+    let share = e.read_share();
+    if r >= IO_BOUND_READS_PER_OP || share.is_some_and(|s| s >= IO_BOUND_READ_SHARE) {
         Residency::IoBound
-    } else if r < IN_MEMORY_READS_PER_OP {
+    } else if r < IN_MEMORY_READS_PER_OP && share.is_none_or(|s| s < IN_MEMORY_READ_SHARE) {
         Residency::InMemory
     } else {
         Residency::SomeIo
@@ -102,7 +124,38 @@ mod tests {
             reads_per_op: Some(reads),
             read_kb_per_op: Some(reads * 8.0),
             cache: None,
+            data_bytes: None,
         }
+    }
+
+    /// Found running it (issue 34): l.x on a capped PostgreSQL read 1.3 GB from disk for a
+    /// 0.7 GB table in reads of 1.3 MB: 0.00027 reads per indexed row, which reads per
+    /// operation alone called in memory.
+    #[test]
+    fn a_scan_that_reads_its_data_from_disk_is_io_bound() {
+        let scan = Evidence {
+            ops: Some(3_579_138.0),
+            reads_per_op: Some(0.000270),
+            read_kb_per_op: Some(0.000270 * 1338.0),
+            cache: None,
+            data_bytes: Some(0.695 * (1u64 << 30) as f64),
+        };
+        assert_eq!(classify(&scan), Residency::IoBound);
+        // l.i0 of the same run: 2.8 MB read for 350 MB of data.
+        let load = Evidence {
+            ops: Some(3_579_138.0),
+            reads_per_op: Some(0.000196),
+            read_kb_per_op: Some(0.000196 * 4.0),
+            cache: None,
+            data_bytes: Some(0.350 * (1u64 << 30) as f64),
+        };
+        assert_eq!(classify(&load), Residency::InMemory);
+        // Few reads per operation but a tenth of the data read: some IO.
+        let some = Evidence {
+            data_bytes: Some(scan.read_kb_per_op.unwrap() * 1024.0 * 3_579_138.0 * 10.0),
+            ..scan
+        };
+        assert_eq!(classify(&some), Residency::SomeIo);
     }
 
     #[test]
@@ -117,7 +170,7 @@ mod tests {
 
     #[test]
     fn no_verdict_without_the_figures_it_rests_on() {
-        // l.x creates one index: one operation, thousands of reads.
+        // A step of a few operations: its reads say nothing per operation.
         assert_eq!(classify(&at(1.0, 30_000.0)), Residency::Unknown);
         assert_eq!(classify(&at(999.0, 0.0)), Residency::Unknown);
         assert_eq!(classify(&at(f64::NAN, 1.0)), Residency::Unknown);

@@ -759,9 +759,7 @@ fn targets(
         }
     }
     // Refused before anything is made: a cap that cannot be set must not become an uncapped run.
-    if targets.iter().any(|t| t.server_memory.is_some()) {
-        crate::server::cgroup::check(std::path::Path::new("/sys"))?;
-    }
+    session::check_memory_caps(&targets)?;
     if let Some(v) = &w.vary {
         let mut each = Vec::new();
         for t in &targets {

@@ -294,6 +294,11 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
         reads_per_op: metrics.get(Metric::RPerOp.key()).copied().flatten(),
         read_kb_per_op: metrics.get(Metric::RkbPerOp.key()).copied().flatten(),
         cache: f.dbms.as_ref().and_then(cache_hits),
+        // What the DBMS reports as its data's size, else its directory's (dbgb1, dbgb2).
+        data_bytes: [Metric::Dbgb1, Metric::Dbgb2]
+            .iter()
+            .find_map(|m| metrics.get(m.key()).copied().flatten().filter(|g| *g > 0.0))
+            .map(|gib| gib * (1u64 << 30) as f64),
     };
     (
         StepView {

@@ -29,10 +29,9 @@ fn meant_io_bound(t: &TargetResult) -> bool {
     cap_bytes(t).is_some() || t.run.preset.starts_with("io-bound")
 }
 
-/// The data's size in GiB: what the DBMS reports, else the data directory's.
+/// The data's size in GiB.
 fn data_gib(s: &StepView) -> Option<f64> {
-    let m = |k: &str| s.metrics.get(k).copied().flatten();
-    m("dbgb1").filter(|g| *g > 0.0).or_else(|| m("dbgb2"))
+    s.residency.data_bytes.map(|b| b / (1u64 << 30) as f64)
 }
 
 fn verdict(s: &StepView) -> Residency {
@@ -55,9 +54,10 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
     }
     let col = |k: &str, l: &str, u: &str, h: &str| Column::new(k, l, u, h, Better::Neither);
     let columns = vec![
-        col("residency", "verdict", "", "in memory below 0.01 disk reads per operation, IO-bound from 0.1, some IO between; unknown without device figures or under 1000 operations (docs/metrics.md)"),
+        col("residency", "verdict", "", "IO-bound from 0.1 disk reads per operation or when the step read its data's whole size from disk, in memory below 0.01 reads per operation and 1% of the data, some IO between; unknown without device figures or under 1000 operations (docs/metrics.md)"),
         col("reads_per_op", "reads/op", "", "reads of the devices under the data per operation"),
         col("kb_per_read", "KB/read", "KB", "KB read per device read"),
+        col("read_pct", "read", "% of data", "what the step read from those devices over the data's size"),
         col("hit_pct", "cache hits", "%", "hits of the DBMS's cache (shared_buffers, buffer pool, block cache) over its lookups; a miss is a read from the OS, from disk or the page cache"),
         col("data_gib", "data", "GiB", "the data's size at the end of the step (as the DBMS reports it, else its directory)"),
         col("cap_mib", "cap", "MiB", "--server-memory: what the server could hold in memory, page cache included"),
@@ -78,6 +78,7 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
                     Cell::text(verdict(s).label()),
                     num(e.reads_per_op, "no device figures"),
                     num(e.kb_per_read(), "no reads"),
+                    num(e.read_share().map(|x| x * 100.0), "not measured"),
                     num(
                         e.cache.and_then(|c| c.ratio()).map(|r| r * 100.0),
                         "no cache counters",
@@ -134,7 +135,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
                 _ => String::new(),
             };
             out.push(format!(
-                "{}: step {} {why} but read {} blocks per operation from disk: it was served \
+                "{}: step {} {why} but made {} disk reads per operation: it was served \
                  from memory, so its numbers are an in-memory result{size}.",
                 t.shown_name(),
                 s.name,

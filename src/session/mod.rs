@@ -188,6 +188,15 @@ pub fn kill_servers() {
     crate::server::process::kill_all_registered();
 }
 
+/// Before anything is made: a memory cap a target asks for (`--server-memory`) can be set here
+/// (a memory controller, root), or the run is refused with one sentence.
+pub fn check_memory_caps(targets: &[crate::spec::target::Target]) -> anyhow::Result<()> {
+    if targets.iter().any(|t| t.server_memory.is_some()) {
+        crate::server::cgroup::check(Path::new("/sys"))?;
+    }
+    Ok(())
+}
+
 /// Servers an earlier dbperf left running (docs/reliability.md, "Servers left behind").
 fn sweep_leftovers(events: &mut dyn Events) {
     use crate::server::registry::{sweep, Swept};
