@@ -299,6 +299,17 @@ server_memory = "1M"
         ),
         (
             vec![
+                "--target",
+                "postgres",
+                "--server-memory",
+                "100000G",
+                "--out",
+                o_,
+            ],
+            "RAM",
+        ),
+        (
+            vec![
                 "--suite", "sysbench", "--target", "postgres", "--preset", "io-bound", "--out", o_,
             ],
             "--server-memory",
@@ -328,4 +339,77 @@ server_memory = "1M"
         );
         assert!(!out.exists(), "{args:?} made {out:?}");
     }
+}
+
+/// A server the kernel kills for going over its cap fails with that as the first cause, not
+/// only "lost connection"; and a cap too small for the engine is refused before anything runs.
+#[test]
+fn a_server_killed_for_going_over_its_cap_is_said_to_be() {
+    if !common::postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    if !can_cap(&state) {
+        return;
+    }
+    let out = tmp.path().join("r");
+    // shared_buffers of 1GB under a 64 MiB cap: killed as it starts to use them.
+    let o = run(
+        &state,
+        &[
+            "--suite",
+            "sysbench",
+            "--target",
+            "postgres",
+            "--server-memory",
+            "64M",
+            "--vary",
+            "shared_buffers=1GB,16MB",
+            "--tests",
+            "point-query",
+            "--rows",
+            "1000",
+            "--read-seconds",
+            "1",
+            "--warmup-seconds",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let dirs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    let errors: Vec<String> = dirs
+        .iter()
+        .map(|d| json(&d.join("run.json"))["error"].to_string())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("the kernel killed")
+            && e.contains("64 MiB memory cap (--server-memory)")),
+        "{errors:?}"
+    );
+    // The 16MB level ran.
+    assert!(errors.iter().any(|e| e == "null"), "{errors:?}");
+    if !common::mariadb(false) {
+        return;
+    }
+    let o = run(
+        &state,
+        &[
+            "--target",
+            "mariadb",
+            "--server-memory",
+            "128M",
+            "--out",
+            tmp.path().join("never").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("at least 256 MiB"), "{}", text(&o));
 }

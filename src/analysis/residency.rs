@@ -28,8 +28,12 @@ pub struct CacheHits {
 impl CacheHits {
     /// Hits over all lookups; None without lookups.
     pub fn ratio(&self) -> Option<f64> {
-        let all = self.hits + self.misses;
-        (all > 0.0 && self.hits >= 0.0 && self.misses >= 0.0).then(|| self.hits / all)
+        let (h, m) = (self.hits, self.misses);
+        if !(h.is_finite() && m.is_finite()) || h < 0.0 || m < 0.0 || h + m == 0.0 {
+            return None;
+        }
+        // As 1 / (1 + m/h), which a sum past f64's range (a tampered counter) cannot turn to 0.
+        Some(if h == 0.0 { 0.0 } else { 1.0 / (1.0 + m / h) })
     }
 }
 
@@ -103,6 +107,14 @@ pub fn classify(e: &Evidence) -> Residency {
     };
     if ops.is_nan() || ops < MIN_OPS || !r.is_finite() || r < 0.0 {
         return Residency::Unknown;
+    }
+    // The devices' reads are every process's: when the DBMS found (nearly) everything in its
+    // own cache, the reads were someone else's (a backup, another server on the disk), and the
+    // step ran in memory. Each of the DBMS's disk reads follows a miss of its cache.
+    if e.cache
+        .is_some_and(|c| c.misses.is_finite() && c.misses / ops < IN_MEMORY_READS_PER_OP)
+    {
+        return Residency::InMemory;
     }
     let share = e.read_share();
     if r >= IO_BOUND_READS_PER_OP || share.is_some_and(|s| s >= IO_BOUND_READ_SHARE) {
@@ -183,6 +195,28 @@ mod tests {
         assert_eq!(classify(&none), Residency::Unknown);
     }
 
+    /// Found by an outside review (issue 34): `dd` reading the same disk during a capped step
+    /// whose data fit made it "IO-bound" with 100% cache hits, and hid the warning.
+    #[test]
+    fn reads_the_dbms_did_not_miss_its_cache_for_are_not_its_own() {
+        let busy_disk = Evidence {
+            cache: Some(CacheHits {
+                hits: 50_000.0,
+                misses: 3.0,
+            }),
+            ..at(10_000.0, 0.497)
+        };
+        assert_eq!(classify(&busy_disk), Residency::InMemory);
+        let missing = Evidence {
+            cache: Some(CacheHits {
+                hits: 50_000.0,
+                misses: 9_000.0,
+            }),
+            ..at(10_000.0, 0.497)
+        };
+        assert_eq!(classify(&missing), Residency::IoBound);
+    }
+
     #[test]
     fn kb_per_read_and_hit_ratio() {
         assert_eq!(at(5000.0, 0.5).kb_per_read(), Some(8.0));
@@ -197,5 +231,10 @@ mod tests {
             misses: 0.0,
         };
         assert_eq!(none.ratio(), None);
+        let huge = CacheHits {
+            hits: 1e308,
+            misses: 1e308,
+        };
+        assert_eq!(huge.ratio(), Some(0.5));
     }
 }

@@ -503,7 +503,7 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
     Ok(match a.suite {
         Suite::Ibench => {
             refuse_sysbench_flags(a)?;
-            let preset = presets::get(&a.preset)?.for_cap(a.server_memory)?;
+            let preset = presets::get(&a.preset)?;
             let levels: Vec<Option<u64>> = match &a.clients {
                 Some(l) => l.0.iter().map(|&n| Some(n)).collect(),
                 None => vec![None],
@@ -511,6 +511,9 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
             let sweep = levels.len() > 1;
             let mut out: Vec<Arc<dyn session::Suite>> = Vec::new();
             for clients in levels {
+                let preset = preset
+                    .clone()
+                    .for_cap(a.server_memory, clients.unwrap_or(1))?;
                 out.push(Arc::new(IbenchSuite {
                     params: spec::ibench_params(&preset, &overrides(a, clients))?,
                     sweep,
@@ -885,7 +888,7 @@ fn list_presets(cap: Option<u64>) {
     ]);
     for p in presets::all() {
         let sized = p.sized_by_cap.is_some();
-        let p = p.clone().for_cap(cap).unwrap_or(p);
+        let p = p.clone().for_cap(cap, 1).unwrap_or(p);
         t.add_row([
             p.name.clone(),
             rows(sized, p.rows_l_i0),
@@ -918,7 +921,7 @@ fn list_presets(cap: Option<u64>) {
     ]);
     for p in presets::sysbench_all() {
         let sized = p.sized_by_cap.is_some();
-        let p = p.clone().for_cap(cap).unwrap_or(p);
+        let p = p.clone().for_cap(cap, None).unwrap_or(p);
         sb.add_row([
             p.name.clone(),
             p.threads.to_string(),

@@ -114,7 +114,7 @@ impl SysbenchArgs {
         seed: Option<u64>,
         cap: Option<u64>,
     ) -> anyhow::Result<SysbenchParams> {
-        let preset = presets::sysbench_get(preset)?.for_cap(cap)?;
+        let preset = presets::sysbench_get(preset)?.for_cap(cap, self.tables)?;
         let o = SysbenchOverrides {
             run_order: match self.run_order {
                 Some(RunOrderArg::Y2024) => RunOrder::Y2024,

@@ -62,7 +62,8 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
         col("data_gib", "data", "GiB", "the data's size at the end of the step (as the DBMS reports it, else its directory)"),
         col("cap_mib", "cap", "MiB", "--server-memory: what the server could hold in memory, page cache included"),
     ];
-    let num = |v: Option<f64>, why: &str| match v.filter(|x| x.is_finite()) {
+    // Every figure here is a count or a size: a negative one (a tampered file) is no figure.
+    let num = |v: Option<f64>, why: &str| match v.filter(|x| x.is_finite() && *x >= 0.0) {
         Some(x) => Cell::num(x, number::sig(x)),
         None => Cell::gap(why),
     };

@@ -85,7 +85,35 @@ pub fn check(sys: &Path) -> anyhow::Result<Controller> {
              root (or drop --server-memory)",
         );
     }
+    // Root in a container often sees the controller read-only: a cgroup made and removed now
+    // says so before anything runs, not at each server's start.
+    let probe = c
+        .root()
+        .join(format!("dbperf-probe-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir(&probe) {
+        return bad_input(format!(
+            "--server-memory cannot make a cgroup under {}: {e}",
+            c.root().display()
+        ));
+    }
+    let _ = std::fs::remove_dir(&probe);
     Ok(c)
+}
+
+/// The cgroups this dbperf made and has not removed: a second Ctrl-C kills the servers and
+/// removes these before dbperf exits at once.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every cgroup this dbperf made, once its processes are gone (after the servers were
+/// killed). Never blocks on the list: a thread holding it is left alone.
+pub fn remove_live() {
+    let dirs = match LIVE.try_lock() {
+        Ok(g) => g.clone(),
+        Err(_) => return,
+    };
+    for d in dirs {
+        remove_dir(&d);
+    }
 }
 
 /// A server's cgroup, made and capped.
@@ -121,6 +149,14 @@ impl Cap {
             // hierarchy may not).
             let _ = sysfs::write(&root.join("cgroup.subtree_control"), "+memory");
         }
+        // v1's memory+swap limit may never be below the memory limit: when a leftover taken
+        // over had a smaller one, it is raised first (failing, harmlessly, when it is lowered),
+        // and set again after the limit.
+        let memsw = "memory.memsw.limit_in_bytes";
+        let v1_swap = matches!(c, Controller::V1(_)) && cap.dir.join(memsw).exists();
+        if v1_swap {
+            let _ = set(memsw, &bytes.to_string());
+        }
         if let Err(e) = set(c.limit_file(), &bytes.to_string()) {
             cap.remove();
             return Err(e);
@@ -131,11 +167,13 @@ impl Cap {
             Controller::V2(_) => {
                 let _ = set("memory.swap.max", "0");
             }
-            Controller::V1(_) => {
-                if cap.dir.join("memory.memsw.limit_in_bytes").exists() {
-                    let _ = set("memory.memsw.limit_in_bytes", &bytes.to_string());
-                }
+            Controller::V1(_) if v1_swap => {
+                let _ = set(memsw, &bytes.to_string());
             }
+            Controller::V1(_) => {}
+        }
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(cap.dir.clone());
         }
         Ok(cap)
     }
@@ -146,10 +184,29 @@ impl Cap {
             .map_err(|_| io::Error::other("a cgroup path with a NUL"))
     }
 
+    /// How many times the kernel killed a process of this cgroup for going over the cap: v2's
+    /// `memory.events` and v1's `memory.oom_control` (kernel 4.13+) count them as `oom_kill`.
+    pub fn oom_kills(&self) -> u64 {
+        ["memory.events", "memory.oom_control"]
+            .iter()
+            .filter_map(|f| sysfs::read(&self.dir.join(f)))
+            .find_map(|text| {
+                text.lines().find_map(|l| {
+                    let (k, v) = l.split_once(' ')?;
+                    (k == "oom_kill").then(|| v.trim().parse().ok())?
+                })
+            })
+            .unwrap_or(0)
+    }
+
     /// Removes the cgroup once the processes in it are gone (a server's last backends may take
     /// a moment to exit); a few seconds at most, then left for the sweep.
     pub fn remove(&self) -> bool {
-        remove_dir(&self.dir)
+        let gone = remove_dir(&self.dir);
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|d| d != &self.dir);
+        }
+        gone
     }
 }
 
@@ -207,7 +264,8 @@ pub fn remove_recorded(sys: &Path, recorded: &str) -> bool {
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_prefix("dbperf-"))
             .is_some_and(crate::untrusted::plain_name);
-    ours && remove_dir(path)
+    // One that still holds a process stays, without waiting: its server outlived the entry.
+    ours && tasks(path).is_empty() && remove_dir(path)
 }
 
 /// How long an empty `dbperf-*` cgroup is left to the dbperf that made it: it is empty from
@@ -296,6 +354,28 @@ mod tests {
         assert!(root.join("system").is_dir() && elsewhere.is_dir());
         assert!(recorded(root.join("dbperf-pg-1")));
         assert!(!root.join("dbperf-pg-1").exists());
+    }
+
+    #[test]
+    fn oom_kills_are_read_from_either_version() {
+        let t = tempfile::tempdir().unwrap();
+        let cap = Cap {
+            dir: t.path().to_path_buf(),
+            bytes: 1,
+        };
+        assert_eq!(cap.oom_kills(), 0);
+        std::fs::write(
+            t.path().join("memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        assert_eq!(cap.oom_kills(), 2);
+        std::fs::write(
+            t.path().join("memory.events"),
+            "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n",
+        )
+        .unwrap();
+        assert_eq!(cap.oom_kills(), 1);
     }
 
     #[test]

@@ -153,6 +153,9 @@ fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
     ))
 }
 
+/// MySQL's connection limit under a cap (its performance schema grows with it).
+const MAX_CONNECTIONS_UNDER_CAP: u32 = 100;
+
 /// A built-in config's text, its memory sizes fitted to a cap (`--server-memory`): PostgreSQL's
 /// shared_buffers at most a quarter of it, InnoDB's buffer pool at most half, RocksDB's block
 /// cache at most a quarter (the rest of the cap holds the page cache, connections and the
@@ -164,12 +167,20 @@ fn builtin_sized(kind: Kind, rocksdb: bool, name: &str, cap: Option<u64>) -> Opt
     };
     // PostgreSQL's unit is MB (it refuses M); my.cnf's is M.
     let unit = if kind == Kind::Postgres { "MB" } else { "M" };
+    // A share of 0 is a count, not a size: max_connections.
     let fit = |text: String, setting: &str, default: u64, share: u64| {
-        let size = super::scale::under_cap(default, cap, share) >> 20;
+        let value = if share == 0 {
+            MAX_CONNECTIONS_UNDER_CAP.to_string()
+        } else {
+            format!(
+                "{}{unit}",
+                super::scale::under_cap(default, cap, share) >> 20
+            )
+        };
         text.lines()
             .map(|l| match l.split_once('=') {
                 Some((k, _)) if k.trim() == setting => {
-                    format!("# fitted to --server-memory\n{setting} = {size}{unit}")
+                    format!("# fitted to --server-memory\n{setting} = {value}")
                 }
                 _ => l.to_string(),
             })
@@ -179,7 +190,16 @@ fn builtin_sized(kind: Kind, rocksdb: bool, name: &str, cap: Option<u64>) -> Opt
     };
     Some(match (kind, rocksdb) {
         (Kind::Postgres, _) => fit(text, "shared_buffers", 512 << 20, 4),
-        (_, false) => fit(text, "innodb_buffer_pool_size", 1 << 30, 2),
+        (Kind::MariaDb, false) => fit(text, "innodb_buffer_pool_size", 1 << 30, 2),
+        // MySQL sizes its performance schema by max_connections: with 500 a 200k-row load under
+        // 512 MiB held 521 MiB of private memory and was killed. A quarter for the pool, and
+        // 100 connections (a sweep past them is refused before it runs).
+        (Kind::MySql, false) => fit(
+            fit(text, "innodb_buffer_pool_size", 1 << 30, 4),
+            "max_connections",
+            0,
+            0,
+        ),
         (_, true) => fit(
             fit(text, "rocksdb_block_cache_size", 1 << 30, 4),
             "innodb_buffer_pool_size",
@@ -657,7 +677,13 @@ mod tests {
         assert!(pg.contains("\nshared_buffers = 64MB\n"), "{pg}");
         assert!(!pg.contains("512MB"), "{pg}");
         let my = builtin_sized(Kind::MySql, false, "default", Some(256 << 20)).unwrap();
-        assert!(my.contains("\ninnodb_buffer_pool_size = 128M\n"), "{my}");
+        assert!(my.contains("\ninnodb_buffer_pool_size = 64M\n"), "{my}");
+        assert!(my.contains("\nmax_connections = 100\n"), "{my}");
+        let maria = builtin_sized(Kind::MariaDb, false, "default", Some(256 << 20)).unwrap();
+        assert!(
+            maria.contains("\ninnodb_buffer_pool_size = 128M\n"),
+            "{maria}"
+        );
         let rocks = builtin_sized(Kind::MariaDb, true, "default", Some(256 << 20)).unwrap();
         assert!(
             rocks.contains("rocksdb_block_cache_size = 64M\n"),

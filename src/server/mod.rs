@@ -142,6 +142,19 @@ pub struct Running {
 
 /// A server's cgroup name: its target and port (unique among the servers running), as a plain
 /// name.
+/// The smallest cap a server of `kind` runs under: PostgreSQL started and went IO-bound at
+/// 64 MiB; MariaDB, whose InnoDB takes about 33 MiB beside its buffer pool and the dirty pages
+/// of its redo log, was killed by the kernel at 64, 96 and 128 MiB and ran at 256; MySQL 9.7
+/// held 770 MiB with a 256 MiB pool (its performance schema and other buffers) and was killed
+/// at 384 and 512 MiB.
+fn least_cap(kind: Kind) -> u64 {
+    match kind {
+        Kind::Postgres => 64 << 20,
+        Kind::MariaDb => 256 << 20,
+        Kind::MySql => 1 << 30,
+    }
+}
+
 fn cap_name(target: &str, port: u16) -> String {
     let t: String = target
         .chars()
@@ -153,7 +166,9 @@ fn cap_name(target: &str, port: u16) -> String {
             }
         })
         .collect();
-    format!("{}-{port}", t.trim_start_matches('.'))
+    // A cgroup's name is at most 255 bytes: a long target name is cut (the port tells apart).
+    let t: String = t.trim_start_matches('.').chars().take(200).collect();
+    format!("{t}-{port}")
 }
 
 /// Database the benchmarks use, as in the original (`ib`). The superuser of an instance is its
@@ -185,6 +200,20 @@ impl Running {
     /// `text` with the instance's password blotted out (a server may echo a statement).
     pub fn redact(&self, text: &str) -> String {
         self.password.redact(text)
+    }
+
+    /// When the kernel killed a process of the server for going over its memory cap: a
+    /// sentence that says so (read before `stop` removes the cgroup); None otherwise.
+    pub fn oom_killed(&self) -> Option<String> {
+        let cap = self.cap.as_ref()?;
+        let n = cap.oom_kills();
+        (n > 0).then(|| {
+            format!(
+                "the kernel killed {n} of the server's processes for going over its {} MiB \
+                 memory cap (--server-memory): give a larger cap or a config that needs less",
+                cap.bytes >> 20
+            )
+        })
     }
 
     /// Whether the server still runs. The process is not reaped here (`try_wait` would): its
@@ -389,6 +418,19 @@ impl Plan {
             base: t.config_base,
             cap: t.memory,
         };
+        if let Some(bytes) = t.memory {
+            let least = least_cap(kind);
+            if bytes < least {
+                return crate::error::bad_input(format!(
+                    "--server-memory {} MiB is too little for {}: its server needs at least {} \
+                     MiB under a cap (below that the kernel killed it while it started or \
+                     loaded; docs/io-bound.md)",
+                    bytes >> 20,
+                    t.engine,
+                    least >> 20
+                ));
+            }
+        }
         let memory = match t.memory {
             Some(bytes) => Some(MemoryCap {
                 bytes,
@@ -818,9 +860,10 @@ impl Plan {
         loop {
             if !r.alive() {
                 let tail = r.log_tail(25);
+                let oom = r.oom_killed().map(|o| format!(": {o}")).unwrap_or_default();
                 r.stop();
                 anyhow::bail!(
-                    "{} exited during start-up; the end of its log ({}):\n{tail}",
+                    "{} exited during start-up{oom}; the end of its log ({}):\n{tail}",
                     self.kind.name(),
                     r.log.display()
                 );

@@ -66,7 +66,10 @@ pub fn render(
 fn header(p: &Published, path: &str, version: Version, scale: &Scale) -> String {
     let to = match scale.cap_mib {
         // A change of method, not the published setup: said where the config says its scale.
-        Some(mib) => format!("the server's memory cap of {mib} MiB (--server-memory)"),
+        Some(mib) => format!(
+            "half the server's memory cap of {mib} MiB (--server-memory; the other half holds \
+             its page cache)"
+        ),
         None => format!("this host's {} GiB", scale.host_gib),
     };
     format!(
@@ -138,7 +141,11 @@ impl Out {
             return;
         };
         let of = match scale.cap_mib {
-            Some(mib) => format!("{mib} MiB of cap / {} GiB of RAM", scale.published_gib),
+            Some(mib) => format!(
+                "{} MiB (half the cap) / {} GiB of RAM",
+                mib / 2,
+                scale.published_gib
+            ),
             None => format!("{}/{} GiB of RAM", scale.host_gib, scale.published_gib),
         };
         self.comment(&format!(

@@ -186,14 +186,27 @@ pub(crate) fn now_rfc3339() -> String {
 /// Last resort on a second Ctrl-C: kill every server dbperf started.
 pub fn kill_servers() {
     crate::server::process::kill_all_registered();
+    // Their memory caps' cgroups, empty once the kernel has reaped the killed processes.
+    crate::server::cgroup::remove_live();
 }
 
 /// Before anything is made: a memory cap a target asks for (`--server-memory`) can be set here
 /// (a memory controller, root), or the run is refused with one sentence.
 pub fn check_memory_caps(targets: &[crate::spec::target::Target]) -> anyhow::Result<()> {
-    if targets.iter().any(|t| t.server_memory.is_some()) {
-        crate::server::cgroup::check(Path::new("/sys"))?;
+    let Some(most) = targets.iter().filter_map(|t| t.server_memory).max() else {
+        return Ok(());
+    };
+    // A cap above the RAM makes nothing IO-bound and sizes configs for memory that is not there.
+    let ram_kb = crate::host::memory_kb(&Default::default());
+    if ram_kb > 0 && most > ram_kb << 10 {
+        return bad_input(format!(
+            "--server-memory {} MiB is more than this host's {} MiB of RAM: a cap that large \
+             makes nothing IO-bound",
+            most >> 20,
+            ram_kb >> 10
+        ));
     }
+    crate::server::cgroup::check(Path::new("/sys"))?;
     Ok(())
 }
 

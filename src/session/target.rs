@@ -171,13 +171,20 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
         timeouts,
     };
     let admin = running.endpoint(socket, plan.kind.facts().admin_database);
+    // A server the kernel killed for going over its cap answered once and then closed the
+    // connection: the cap is the first cause, read before the drop removes its cgroup.
+    let oom = |e: anyhow::Error| match running.oom_killed() {
+        Some(o) => e.context(o),
+        None => e,
+    };
     dbms::create_database(
         adapter.engine,
         &admin,
         server::DATABASE,
         adapter.timeouts.clone(),
-    )?;
-    let dbms = adapter.open(&ep)?;
+    )
+    .map_err(oom)?;
+    let dbms = adapter.open(&ep).map_err(oom)?;
     events.note(
         target,
         &Note::ServerStarted {
@@ -315,6 +322,13 @@ pub fn end(
     let Begun { mut run, monitor } = begun;
     if let Some(running) = running {
         let died = !running.alive();
+        // Read before the stop removes the cap's cgroup: a failure's first cause.
+        if let Some(oom) = running.oom_killed() {
+            match run.error.as_mut() {
+                Some(e) if status == RunStatus::Failed => *e = format!("{oom}; {e}"),
+                _ => run.warnings.push(oom),
+            }
+        }
         let how = running.stop();
         if died && status == RunStatus::Failed {
             let tail = running.log_tail(15);

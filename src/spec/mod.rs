@@ -309,10 +309,23 @@ impl Levels {
 /// `2G`, `512M`, `200K`, `4096` (bytes; `B` allowed).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim().replace('_', "");
+    // `512M`, `512MB` and `512MiB` are one size: binary units, as PostgreSQL and my.cnf read
+    // them.
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix("ib"))
+        .filter(|x| x.ends_with(|c: char| "kKmMgGtT".contains(c)))
+        .or_else(|| {
+            t.strip_suffix(['B', 'b'])
+                .filter(|x| x.ends_with(|c: char| "kKmMgGtT".contains(c)))
+        })
+        .unwrap_or(&t)
+        .to_string();
     let (num, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&t[..t.len() - 1], 10),
         Some('M') => (&t[..t.len() - 1], 20),
         Some('G') => (&t[..t.len() - 1], 30),
+        Some('T') => (&t[..t.len() - 1], 40),
         Some('B') => (&t[..t.len() - 1], 0),
         _ => (t.as_str(), 0),
     };
@@ -339,7 +352,7 @@ pub fn parse_server_memory(s: &str) -> Result<u64, String> {
         ));
     }
     if b > 1 << 50 {
-        return Err(format!("'{s}' is more than a memory cap can be (1P)"));
+        return Err(format!("'{s}' is more than a memory cap can be (1024T)"));
     }
     Ok(b)
 }
@@ -362,6 +375,10 @@ mod tests {
     #[test]
     fn a_server_memory_cap_is_a_size_a_server_can_start_in() {
         assert_eq!(parse_server_memory("256M"), Ok(256 << 20));
+        assert_eq!(parse_server_memory("256MB"), Ok(256 << 20));
+        assert_eq!(parse_server_memory("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_server_memory("1T"), Ok(1 << 40));
+        assert!(parse_server_memory("1025T").unwrap_err().contains("1024T"));
         assert_eq!(parse_server_memory("64M"), Ok(64 << 20));
         assert!(parse_server_memory("63M").unwrap_err().contains("64 MiB"));
         assert!(parse_server_memory("2P").is_err());

@@ -80,15 +80,17 @@ fn needs_cap(name: &str) -> anyhow::Error {
 }
 
 impl Preset {
-    /// This preset for a run whose servers are capped at `cap` bytes (`--server-memory`).
-    pub fn for_cap(mut self, cap: Option<u64>) -> anyhow::Result<Preset> {
+    /// This preset for a run whose servers are capped at `cap` bytes (`--server-memory`) with
+    /// `clients` clients: rows are per client, so the data of all clients is what the sizing
+    /// asks for (and the same at every level of a `--clients` sweep).
+    pub fn for_cap(mut self, cap: Option<u64>, clients: u64) -> anyhow::Result<Preset> {
         let Some(sizing) = self.sized_by_cap else {
             return Ok(self);
         };
         let Some(cap) = cap else {
             return Err(needs_cap(&self.name));
         };
-        let rows = sizing.rows(cap);
+        let rows = (sizing.rows(cap) / clients.max(1)).max(1);
         self.rows_l_i0 = rows;
         self.rows_l_i1 = (rows / sizing.l_i1_divisor.unwrap_or(1).max(1)).max(1);
         self.rows_l_i2 = (rows / sizing.l_i2_divisor.unwrap_or(1).max(1)).max(1);
@@ -125,15 +127,20 @@ pub struct SysbenchPreset {
 
 impl SysbenchPreset {
     /// This preset for a run whose servers are capped at `cap` bytes: rows per table so that
-    /// all tables together hold the data the sizing asks for.
-    pub fn for_cap(mut self, cap: Option<u64>) -> anyhow::Result<SysbenchPreset> {
+    /// all tables together (`tables`, the preset's unless `--tables` says otherwise) hold the
+    /// data the sizing asks for.
+    pub fn for_cap(
+        mut self,
+        cap: Option<u64>,
+        tables: Option<u64>,
+    ) -> anyhow::Result<SysbenchPreset> {
         let Some(sizing) = self.sized_by_cap else {
             return Ok(self);
         };
         let Some(cap) = cap else {
             return Err(needs_cap(&self.name));
         };
-        self.rows = (sizing.rows(cap) / self.tables.max(1)).max(1);
+        self.rows = (sizing.rows(cap) / tables.unwrap_or(self.tables).max(1)).max(1);
         Ok(self)
     }
 }
@@ -231,24 +238,42 @@ mod tests {
     /// are refused with a sentence rather than run at some size.
     #[test]
     fn io_bound_presets_are_sized_from_the_cap() {
-        let ib = get("io-bound").unwrap().for_cap(Some(512 << 20)).unwrap();
+        let ib = get("io-bound")
+            .unwrap()
+            .for_cap(Some(512 << 20), 1)
+            .unwrap();
+        // Rows are per client: two clients hold the same data as one.
+        let two = get("io-bound")
+            .unwrap()
+            .for_cap(Some(512 << 20), 2)
+            .unwrap();
+        assert_eq!(two.rows_l_i0, ib.rows_l_i0 / 2);
         assert_eq!(ib.rows_l_i0, (512 << 20) / 300 * 4);
         assert_eq!(ib.rows_l_i1, ib.rows_l_i0 / 100);
         assert_eq!(ib.rows_l_i2, ib.rows_l_i0 / 400);
         let sb = sysbench_get("io-bound")
             .unwrap()
-            .for_cap(Some(512 << 20))
+            .for_cap(Some(512 << 20), None)
             .unwrap();
         assert_eq!(sb.rows, (512 << 20) / 250 * 4);
+        // Found by an outside review: --tables 8 made eight tables of that size.
+        let eight = sysbench_get("io-bound")
+            .unwrap()
+            .for_cap(Some(512 << 20), Some(8))
+            .unwrap();
+        assert_eq!(eight.rows, sb.rows / 8);
         for e in [
-            get("io-bound").unwrap().for_cap(None).unwrap_err(),
-            sysbench_get("io-bound").unwrap().for_cap(None).unwrap_err(),
+            get("io-bound").unwrap().for_cap(None, 1).unwrap_err(),
+            sysbench_get("io-bound")
+                .unwrap()
+                .for_cap(None, None)
+                .unwrap_err(),
         ] {
             assert!(crate::error::is_bad_input(&e), "{e}");
             assert!(e.to_string().contains("--server-memory"), "{e}");
         }
         // Every other preset is as written, capped or not.
         let q = get("quick").unwrap();
-        assert_eq!(q.clone().for_cap(Some(1 << 30)).unwrap(), q);
+        assert_eq!(q.clone().for_cap(Some(1 << 30), 4).unwrap(), q);
     }
 }
