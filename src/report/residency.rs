@@ -54,7 +54,7 @@ pub fn section(all: &[TargetResult]) -> Option<Section> {
     }
     let col = |k: &str, l: &str, u: &str, h: &str| Column::new(k, l, u, h, Better::Neither);
     let columns = vec![
-        col("residency", "verdict", "", "IO-bound from 0.1 disk reads per operation or when the step read its data's whole size from disk, in memory below 0.01 reads per operation and 1% of the data, some IO between; unknown without device figures or under 1000 operations (docs/metrics.md)"),
+        col("residency", "verdict", "", "IO-bound from 0.1 disk reads per operation or when the step read its data's whole size from disk in reads of 64 KB or more, in memory below 0.01 reads per operation and 1% of the data, some IO between; unknown without device figures or under 1000 operations (docs/metrics.md)"),
         col("reads_per_op", "reads/op", "", "reads of the devices under the data per operation"),
         col("kb_per_read", "KB/read", "KB", "KB read per device read"),
         col("read_pct", "read", "% of data", "what the step read from those devices over the data's size"),
