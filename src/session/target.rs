@@ -219,6 +219,20 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
     })
 }
 
+/// Whether a server ends within a second. A crashed server's sockets close while it exits, a
+/// moment before it is a zombie: the step sees the lost connection first (found beside two
+/// busy processes, where "exited during the run" was recorded as a clean stop).
+fn ends_soon(running: &mut server::Running) -> bool {
+    let until = Instant::now() + std::time::Duration::from_secs(1);
+    while Instant::now() < until {
+        if !running.alive() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
 /// The record of an external server: how it was reached.
 pub fn external_record(t: &Target) -> Option<ServerRecord> {
     t.external.as_ref().map(|e| ServerRecord {
@@ -321,7 +335,7 @@ pub fn end(
 ) -> anyhow::Result<RunFile> {
     let Begun { mut run, monitor } = begun;
     if let Some(running) = running {
-        let died = !running.alive();
+        let died = !running.alive() || (status == RunStatus::Failed && ends_soon(running));
         // Read before the stop removes the cap's cgroup: a failure's first cause.
         if let Some(oom) = running.oom_killed() {
             match run.error.as_mut() {
