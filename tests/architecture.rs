@@ -854,7 +854,10 @@ fn the_files_of_each_room_import_one_way() {
 /// formats, charts); the sections built from both; their rendering as HTML, Markdown, JSON
 /// and CSV. `mod.rs`, which runs the whole, is above them all.
 const REPORT_LAYERS: &[(&str, &[&str])] = &[
-    ("load", &["target", "input", "hosts", "rounds"]),
+    (
+        "load",
+        &["target", "input", "hosts", "rounds", "completeness"],
+    ),
     ("parts", &["model", "rules", "number", "escape", "chart"]),
     (
         "sections",

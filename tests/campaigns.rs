@@ -315,6 +315,41 @@ rows_l_i0 = "1k"
     );
     let single = report(&[&whole], &tmp.path().join("rw"));
     assert_eq!(shape(&merged), shape(&single));
+    assert!(
+        merged.get("incomplete").is_none(),
+        "{}",
+        merged["incomplete"]
+    );
+    // One shard alone is half the campaign: said in every format, and with --complete nothing
+    // is written and the exit is 1.
+    let half = report(&[&tmp.path().join("s1")], &tmp.path().join("rh"));
+    let said = half["incomplete"].to_string();
+    assert!(said.contains("shard 2/2 is not among the inputs"), "{said}");
+    let o = run(&[
+        "report",
+        "--complete",
+        "--out",
+        tmp.path().join("rc").to_str().unwrap(),
+        tmp.path().join("s1").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("incomplete: campaign grid is not complete: shard 2/2"),
+        "{}",
+        text(&o)
+    );
+    assert!(!tmp.path().join("rc").join("report.html").exists());
+    let o = run(&[
+        "report",
+        "--complete",
+        "--out",
+        tmp.path().join("rc").to_str().unwrap(),
+        tmp.path().join("s1").to_str().unwrap(),
+        tmp.path().join("s2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let md = std::fs::read_to_string(tmp.path().join("rc").join("report.md")).unwrap();
+    assert!(!md.contains("Incomplete"), "{md}");
     let rep = merged["tables"]
         .as_array()
         .unwrap()

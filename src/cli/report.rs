@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use super::EXIT_OK;
+use super::{EXIT_FAILED, EXIT_OK};
 use crate::error::bad_input;
 use crate::report::{self, rules::Thresholds, Format, Options};
 
@@ -62,6 +62,12 @@ pub struct ReportArgs {
     /// leaves out (runs of the 2024 order always show them).
     #[arg(long)]
     pub show_pre: bool,
+
+    /// Write the report only when the inputs are a whole campaign: every shard's directory
+    /// given and every cell ended. Otherwise say what is missing, write nothing and exit 1
+    /// (for jobs that must not publish half a campaign).
+    #[arg(long)]
+    pub complete: bool,
 }
 
 fn thresholds(s: &str) -> anyhow::Result<Thresholds> {
@@ -104,9 +110,18 @@ pub fn run(a: ReportArgs) -> anyhow::Result<i32> {
         title: a.title,
         allow_mixed_hosts: a.allow_mixed_hosts,
         show_pre: a.show_pre,
+        complete: a.complete,
     };
-    for p in report::generate(&a.inputs, &a.out, &formats, &opts)? {
+    let g = report::generate(&a.inputs, &a.out, &formats, &opts)?;
+    for x in &g.incomplete {
+        say!("incomplete: {}", crate::untrusted::printable(x));
+    }
+    for p in &g.files {
         out!("{}", p.display());
+    }
+    if a.complete && !g.incomplete.is_empty() {
+        say!("no report written: --complete, and the campaign is not complete");
+        return Ok(EXIT_FAILED);
     }
     Ok(EXIT_OK)
 }

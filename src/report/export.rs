@@ -82,7 +82,7 @@ fn table_json(doc: &Doc, t: &Table) -> J {
 }
 
 pub fn json(doc: &Doc) -> String {
-    let v = json!({
+    let mut v = json!({
         "report_schema": 1,
         "title": doc.title,
         "generated_by": doc.generated_by,
@@ -92,6 +92,10 @@ pub fn json(doc: &Doc) -> String {
         "warnings": doc.warnings,
         "tables": doc.tables().into_iter().map(|t| table_json(doc, t)).collect::<Vec<_>>(),
     });
+    // Only when there is something to say, so a whole campaign's report.json is as before.
+    if !doc.incomplete.is_empty() {
+        v["incomplete"] = json!(doc.incomplete);
+    }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
     s

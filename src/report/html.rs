@@ -47,6 +47,13 @@ pub fn render(doc: &Doc) -> String {
         doc.targets.len(),
         esc(&doc.generated_by)
     );
+    for x in &doc.incomplete {
+        let _ = write!(
+            o,
+            r#"<p class="incomplete"><b>Incomplete:</b> {}</p>"#,
+            esc(x)
+        );
+    }
     controls(&mut o, doc);
     o.push_str(r#"<nav class="toc">"#);
     if !doc.warnings.is_empty() {

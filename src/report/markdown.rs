@@ -19,6 +19,9 @@ pub fn render(doc: &Doc) -> String {
         doc.better,
         doc.worse
     );
+    for x in &doc.incomplete {
+        let _ = writeln!(o, "> **Incomplete:** {}\n", cell_text(x));
+    }
     if !doc.warnings.is_empty() {
         o.push_str("## Warnings\n\n");
         for w in &doc.warnings {

@@ -10,6 +10,7 @@
 
 pub mod chart;
 mod common;
+mod completeness;
 mod confidence;
 mod context;
 mod details;
@@ -74,6 +75,8 @@ pub struct Options {
     /// Show the sysbench `.pre` runs even of the current run order, whose original report
     /// leaves them out.
     pub show_pre: bool,
+    /// Write nothing when the inputs are not a whole campaign (`dbperf report --complete`).
+    pub complete: bool,
 }
 
 impl Default for Options {
@@ -85,6 +88,7 @@ impl Default for Options {
             title: None,
             allow_mixed_hosts: false,
             show_pre: false,
+            complete: false,
         }
     }
 }
@@ -182,6 +186,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         worse: opts.thresholds.low,
         better: opts.thresholds.high,
         warnings: [details::warnings(all), residency::warnings(all)].concat(),
+        incomplete: Vec::new(),
         sections,
     })
 }
@@ -231,21 +236,39 @@ pub fn write(doc: &Doc, out: &Path, formats: &[Format]) -> anyhow::Result<Vec<Pa
     Ok(written)
 }
 
-/// `dbperf report`: read, build, write.
+/// What `generate` did.
+#[derive(Debug, Default)]
+pub struct Generated {
+    /// The files written; none when `Options::complete` held them back.
+    pub files: Vec<PathBuf>,
+    /// What the inputs lack of their campaign (`Doc::incomplete`).
+    pub incomplete: Vec<String>,
+}
+
+/// `dbperf report`: read, build, write (with `complete`, only a whole campaign).
 pub fn generate(
     inputs: &[PathBuf],
     out: &Path,
     formats: &[Format],
     opts: &Options,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> anyhow::Result<Generated> {
     let all = input::load_with(
         inputs,
         input::LoadOptions {
             allow_mixed_hosts: opts.allow_mixed_hosts,
         },
     )?;
-    let doc = build(&all, opts)?;
-    write(&doc, out, formats)
+    let mut doc = build(&all, opts)?;
+    doc.incomplete = completeness::gaps(inputs);
+    let files = if opts.complete && !doc.incomplete.is_empty() {
+        Vec::new()
+    } else {
+        write(&doc, out, formats)?
+    };
+    Ok(Generated {
+        files,
+        incomplete: doc.incomplete,
+    })
 }
 
 /// The report `dbperf run` writes into its result directory for the targets it just ran (base:
@@ -254,7 +277,7 @@ pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) -> anyhow::Re
     if dirs.is_empty() {
         return Ok(Vec::new());
     }
-    generate(
+    let g = generate(
         dirs,
         out,
         &[Format::Html, Format::Markdown],
@@ -262,7 +285,8 @@ pub fn after_run(out: &Path, dirs: &[PathBuf], base: Option<&str>) -> anyhow::Re
             base: base.map(String::from),
             ..Options::default()
         },
-    )
+    )?;
+    Ok(g.files)
 }
 
 #[cfg(test)]

@@ -271,6 +271,9 @@ pub struct Doc {
     pub worse: f64,
     pub better: f64,
     pub warnings: Vec<String>,
+    /// What the inputs lack of their campaign (missing shards, cells not finished): said
+    /// before everything else, since the report is then not the campaign's last word.
+    pub incomplete: Vec<String>,
     pub sections: Vec<Section>,
 }
 
