@@ -2,14 +2,17 @@
 # Installs what dbperf's tests need on Debian 12: PostgreSQL, MariaDB with MyRocks, sysbench
 # (fidelity checks), sysstat and procps (iostat and vmstat truth checks), Chromium (renders
 # report.html headless), npm and curl (tests/fetch.rs gets PostgreSQL builds from the npm
-# registry and a tarball over HTTP), linux-perf (tests/profiles.rs samples servers with perf).
+# registry and a tarball over HTTP), linux-perf (tests/profiles.rs samples servers with perf),
+# Slurm and munge (tests/slurm.rs submits campaigns to a one-node cluster of its own,
+# scripts/slurm-cluster.sh).
 # Run as root (or with sudo).
 #
 # dbperf starts its own private server instances, so the packaged services are kept from starting
 # while the packages install (policy-rc.d answers "not allowed" to invoke-rc.d).
 set -euo pipefail
 
-packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat procps chromium curl linux-perf)
+packages=(postgresql mariadb-server mariadb-plugin-rocksdb sysbench sysstat procps chromium curl linux-perf
+          slurm-wlm slurmctld slurmd slurm-client munge)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -32,6 +32,7 @@ mod security_fs;
 mod security_history;
 mod security_servers;
 mod servers;
+mod slurm;
 mod stalls;
 mod sweeps;
 mod sysbench;

@@ -33,6 +33,7 @@ mod report;
 mod run;
 mod server;
 mod signals;
+mod slurm;
 mod summary;
 mod sysbench;
 mod writeamp;
@@ -135,6 +136,8 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        // Handed to Slurm instead of run here.
+        Command::Run(args) if args.slurm.is_some() => slurm::submit(&args),
         Command::Run(args) => run::run(*args),
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),

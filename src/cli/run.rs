@@ -310,6 +310,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N", value_parser = session::plan::parse_shard)]
     pub shard: Option<Shard>,
 
+    /// Submit the run to Slurm instead of running it here: one job array of N tasks, task K
+    /// running shard K/N into OUT/sK, and a job after them that writes OUT/report once every
+    /// shard is done (docs/campaigns.md, "Slurm"). With --resume OUT: submit again only the
+    /// shards that are not done.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0",
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub slurm: Option<u32>,
+
+    /// With --slurm: an option for sbatch, repeatable (--sbatch-arg=--partition=bench,
+    /// --sbatch-arg=--time=1-00:00:00); given after dbperf's own, so it wins.
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        requires = "slurm"
+    )]
+    pub sbatch_arg: Vec<String>,
+
     /// Target the report's relative numbers are against [default: the campaign's base, else
     /// the first target].
     #[arg(long, value_name = "TARGET")]
@@ -465,7 +483,7 @@ fn ddl_timeout(a: &RunArgs) -> anyhow::Result<Duration> {
 
 /// Absolute, with `.` and `..` folded away as the shell's `cd` does: a run directory is
 /// recorded in the journal, and a resume checks what it holds lies lexically inside it.
-fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+pub(super) fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     use std::path::Component;
     let abs = std::path::absolute(p)
         .or_else(|e| bad_input(format!("cannot resolve the path {}: {e}", p.display())))?;
@@ -635,6 +653,18 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
         base: a.base.clone().or(c.base.clone()),
         campaign: Some(name.clone()),
     })
+}
+
+/// What a run of `a` would be, checked as far as it can be without this host: dbperf.toml,
+/// the campaign, its suites' flags and its targets' definitions (`dbperf run --slurm` checks
+/// before it submits; builds and memory caps are the nodes' to check).
+pub(super) fn check_plan(a: &RunArgs) -> anyhow::Result<()> {
+    let file = spec::config_file::load(a.config_file.as_deref())?;
+    let w = what(a, &file)?;
+    for s in &w.target_specs {
+        file.resolve(s, &a.pragmas)?;
+    }
+    Ok(())
 }
 
 /// `--resume DIR`: the arguments of the run being continued, parsed again in its working

@@ -9,6 +9,7 @@ pub mod hardware;
 pub mod metric;
 pub mod profile;
 pub mod series;
+pub mod slurm;
 pub mod status;
 
 pub use campaign::CampaignCell;

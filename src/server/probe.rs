@@ -6,7 +6,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::process::{command, User};
@@ -20,6 +20,8 @@ const MAX_OUTPUT: u64 = 256 * 1024;
 /// What a probe printed, stdout then stderr, and whether it exited with success.
 pub struct Answer {
     pub text: String,
+    /// What it printed on stdout alone.
+    pub stdout: String,
     pub success: bool,
 }
 
@@ -31,12 +33,20 @@ pub fn ask(
     user: Option<&User>,
     deadline: Duration,
 ) -> anyhow::Result<Answer> {
-    let mut child = command(program, user)
-        .args(args)
+    let mut c = command(program, user);
+    c.args(args);
+    let what = format!("{} {}", shown(program), args.join(" "));
+    ask_command(c, &what, deadline)
+}
+
+/// Runs a prepared command (stdin, environment and process group as the caller set them; its
+/// output is piped here), named `what` in errors, and waits at most `deadline` for it.
+pub fn ask_command(mut c: Command, what: &str, deadline: Duration) -> anyhow::Result<Answer> {
+    let mut child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| anyhow::anyhow!("{} does not run: {e}", shown(program)))?;
+        .map_err(|e| anyhow::anyhow!("{what} does not run: {e}"))?;
     // Read on threads so a binary that prints more than a pipe holds is not blocked forever;
     // each reader stops storing at the cap and drains the rest.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -58,9 +68,7 @@ pub fn ask(
             let _ = child.kill();
             let _ = child.wait();
             anyhow::bail!(
-                "{} {} did not finish within {}",
-                shown(program),
-                args.join(" "),
+                "{what} did not finish within {}",
                 crate::dbms::seconds(deadline)
             );
         }
@@ -76,15 +84,15 @@ pub fn ask(
         match rx.recv_timeout(left) {
             Ok((i, t)) => texts[i] = t,
             Err(_) => anyhow::bail!(
-                "{} {} exited but something it started kept its output open past {}",
-                shown(program),
-                args.join(" "),
+                "{what} exited but something it started kept its output open past {}",
                 crate::dbms::seconds(deadline)
             ),
         }
     }
+    let [stdout, stderr] = texts;
     Ok(Answer {
-        text: texts.concat(),
+        text: format!("{stdout}{stderr}"),
+        stdout,
         success: status.success(),
     })
 }

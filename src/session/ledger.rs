@@ -49,7 +49,8 @@ impl Ledger {
         }
     }
 
-    pub fn plan_view(&self, resumed: bool) -> PlanView {
+    /// `redone`: the cells a resume runs again, shown with the state they were found in.
+    pub fn plan_view(&self, resumed: bool, redone: &super::recover::Redone) -> PlanView {
         let j = &self.journal;
         PlanView {
             campaign: j.campaign.clone(),
@@ -65,7 +66,10 @@ impl Ledger {
                     round: c.round,
                     rounds: j.rounds,
                     here: c.state == CellState::Planned,
-                    state: c.state.as_str().to_string(),
+                    state: match redone.get(&c.id) {
+                        Some(was) => format!("again (was {})", was.as_str()),
+                        None => c.state.as_str().to_string(),
+                    },
                 })
                 .collect(),
             shard: j.shard.map(|s| (s.index, s.count)),

@@ -15,6 +15,7 @@ mod measure;
 pub mod plan;
 mod recover;
 mod schedule;
+pub mod slurm;
 mod start;
 mod suite;
 mod sysbench;
@@ -260,12 +261,13 @@ pub fn run(req: Request, events: &mut dyn Events) -> anyhow::Result<Outcome> {
         write_failures: Vec::new(),
         profiler: p.profiler.take(),
     };
+    let mut redone = recover::Redone::new();
     if req.resume {
-        loop_.recover(&mut ledger.journal)?;
+        redone = loop_.recover(&mut ledger.journal)?;
         ledger.fill_fingerprints(&p.prints);
     }
     loop_.save(&ledger.journal);
-    loop_.events.plan(&ledger.plan_view(req.resume));
+    loop_.events.plan(&ledger.plan_view(req.resume, &redone));
     let (mut exit, cells) = loop_.run_cells(&mut ledger, &p);
     if req.interrupt.load(Ordering::SeqCst) {
         exit = Exit::Interrupted;

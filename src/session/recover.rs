@@ -48,12 +48,18 @@ fn not_removed(p: &Path, e: std::io::Error) -> anyhow::Result<()> {
     ))
 }
 
+/// Cells a resume runs again, by id, with the state the journal had them in.
+pub(super) type Redone = std::collections::BTreeMap<String, CellState>;
+
 impl Loop<'_> {
     /// Before a resumed run continues: cells whose dbperf was killed are cleaned up and planned
     /// again, interrupted ones (and failed ones, once, unless told not to) too; what they wrote
     /// is moved aside (killed: removed, it is incomplete).
-    pub(super) fn recover(&mut self, j: &mut Journal) -> anyhow::Result<()> {
+    /// Returns the cells planned again, each with the state it was found in.
+    pub(super) fn recover(&mut self, j: &mut Journal) -> anyhow::Result<Redone> {
+        let mut redone = Redone::new();
         for c in j.cells.iter_mut() {
+            let found = c.state;
             match c.state {
                 CellState::Running => {
                     if let Some(r) = &c.runner {
@@ -88,8 +94,11 @@ impl Loop<'_> {
                 }
                 _ => {}
             }
+            if c.state != found {
+                redone.insert(c.id.clone(), found);
+            }
         }
-        Ok(())
+        Ok(redone)
     }
 
     /// Moves an earlier attempt's results to `<out>/.attempts/<cell>.<n>`, where reports do not

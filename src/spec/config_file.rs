@@ -24,6 +24,9 @@ pub struct ConfigFile {
     /// Where the file was read from (relative `file =` paths are relative to it).
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The file read; None when there was none (no ./dbperf.toml and no --config-file).
+    #[serde(skip)]
+    pub read_from: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,6 +290,7 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfigFile> {
         }
     };
     f.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    f.read_from = Some(path);
     Ok(f)
 }
 
@@ -295,6 +299,15 @@ impl ConfigFile {
     pub fn campaign(&self, name: &str) -> anyhow::Result<super::campaign::Campaign> {
         match self.campaign.get(name) {
             Some(c) => c.resolve(name),
+            // A job started in another directory (a Slurm task) finds no dbperf.toml: say so.
+            None if self.read_from.is_none() => bad_input(format!(
+                "no campaign {name}: there is no {DEFAULT_PATH} in {} (the working directory) \
+                 and no --config-file was given; declare it as [campaign.{name}] there \
+                 (docs/campaigns.md)",
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| "the working directory".into())
+            )),
             None if self.campaign.is_empty() => bad_input(format!(
                 "no campaign {name}: declare it as [campaign.{name}] in dbperf.toml (docs/campaigns.md)"
             )),
