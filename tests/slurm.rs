@@ -228,6 +228,23 @@ fn a_campaign_submitted_to_slurm_runs_every_shard_and_a_cancelled_one_is_submitt
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("sbatch refused the job"), "{}", text(&o));
     assert!(!work.join("bad/slurm/submit.json").exists());
+    // An option dbperf sets itself (the array) is refused, before sbatch is asked.
+    let o = cluster.as_user(
+        &work,
+        &dbperf,
+        &[
+            "run",
+            "--campaign",
+            "modes",
+            "--slurm",
+            "4",
+            "--out",
+            "bad",
+            "--sbatch-arg=--array=1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("dbperf sets that option"), "{}", text(&o));
 
     // Submitted as a new user types it: a relative --out.
     let o = cluster.as_user(

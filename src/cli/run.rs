@@ -318,8 +318,9 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub slurm: Option<u32>,
 
-    /// With --slurm: an option for sbatch, repeatable (--sbatch-arg=--partition=bench,
-    /// --sbatch-arg=--time=1-00:00:00); given after dbperf's own, so it wins.
+    /// With --slurm: one option for sbatch, repeatable: its partition, time limit, account or
+    /// the like, as in `--sbatch-arg=--partition=bench`. It comes after dbperf's own options,
+    /// so it wins.
     #[arg(
         long,
         value_name = "ARG",

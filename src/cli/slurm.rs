@@ -2,6 +2,7 @@
 //! what was submitted, said. The submitting is `session::slurm`'s.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use super::run::RunArgs;
 use super::EXIT_OK;
@@ -15,9 +16,27 @@ const SUBMIT_ONLY: &[&str] = &["--slurm", "--sbatch-arg", "--out", "--no-progres
 
 pub fn submit(a: &RunArgs) -> anyhow::Result<i32> {
     submit_to::check_clients()?;
-    if a.resume.is_some() {
-        return resubmit(a);
+    if let Some(o) = submit_to::refused_sbatch_arg(&a.sbatch_arg) {
+        return bad_input(format!(
+            "--sbatch-arg {o}: dbperf sets that option of sbatch itself (the array, the report \
+             job's dependency, the logs); give partition, time, account and the like"
+        ));
     }
+    // A signal while sbatch runs stops dbperf only once what was submitted is recorded.
+    let stop = super::signals::stop_flag("recording what was submitted, then stopping");
+    let code = if a.resume.is_some() {
+        resubmit(a, &stop)?
+    } else {
+        first_submit(a, &stop)?
+    };
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        say!("interrupted: what was submitted is recorded in slurm/submit.json");
+        return Ok(super::EXIT_INTERRUPTED);
+    }
+    Ok(code)
+}
+
+fn first_submit(a: &RunArgs, stop: &AtomicBool) -> anyhow::Result<i32> {
     let n = match a.slurm {
         Some(n) if n > 0 => n,
         _ => {
@@ -39,6 +58,13 @@ pub fn submit(a: &RunArgs) -> anyhow::Result<i32> {
         );
     };
     let out = out_dir(out)?;
+    if crate::results::present(&out.join(crate::results::campaign::JOURNAL)) {
+        return bad_input(format!(
+            "{} holds a run already (campaign.json); choose another --out",
+            out.display()
+        ));
+    }
+    let _lock = submit_to::lock(&out)?;
     if crate::results::present(&out.join(SLURM_DIR).join(SUBMIT_FILE)) {
         return bad_input(format!(
             "{} already holds a campaign submitted to Slurm; continue it with `dbperf run \
@@ -59,19 +85,32 @@ pub fn submit(a: &RunArgs) -> anyhow::Result<i32> {
         },
         campaign: a.campaign.clone(),
         shards: n,
-        cwd: std::env::current_dir()?.display().to_string(),
+        cwd: cwd()?,
         args,
         sbatch_args: a.sbatch_arg.clone(),
         jobs: Vec::new(),
     };
     let shards: Vec<u32> = (1..=n).collect();
-    let done = submit_to::submit(&out, &mut sub, &this_binary()?, &shards)?;
+    let done = submit_to::submit(&out, &mut sub, &this_binary()?, &shards, stop)?;
     said(&out, &sub, &done);
     Ok(EXIT_OK)
 }
 
+/// The directory the tasks start in, as a script can name it.
+fn cwd() -> anyhow::Result<String> {
+    let d = std::env::current_dir()?;
+    match d.to_str() {
+        Some(s) if !s.contains('\n') => Ok(s.to_string()),
+        _ => bad_input(format!(
+            "the working directory {} is not UTF-8 text on one line, which a job script cannot \
+             name; submit from another",
+            d.display()
+        )),
+    }
+}
+
 /// `--resume OUT --slurm`: the shards that are not done, submitted again with a new report job.
-fn resubmit(a: &RunArgs) -> anyhow::Result<i32> {
+fn resubmit(a: &RunArgs, stop: &AtomicBool) -> anyhow::Result<i32> {
     if let Some(extra) = a
         .given
         .first_other_than(&["resume", "slurm", "sbatch_arg", "no_progress"])
@@ -82,6 +121,8 @@ fn resubmit(a: &RunArgs) -> anyhow::Result<i32> {
         ));
     }
     let out = out_dir(a.resume.as_deref().expect("called with --resume"))?;
+    // Whose directory it is first: nothing in one another user could write is read.
+    crate::safe_fs::check_dir(&out)?;
     if !crate::results::present(&out.join(SLURM_DIR).join(SUBMIT_FILE)) {
         let why = if crate::results::present(&out.join(crate::results::campaign::JOURNAL)) {
             "it is one shard's directory; give the campaign's, the one holding slurm/"
@@ -93,7 +134,15 @@ fn resubmit(a: &RunArgs) -> anyhow::Result<i32> {
             out.display()
         ));
     }
+    let _lock = submit_to::lock(&out)?;
     let mut sub = read_submission(&out)?;
+    if let Some(o) = submit_to::refused_sbatch_arg(&sub.sbatch_args) {
+        return bad_input(format!(
+            "{} records the sbatch option {o}, which dbperf sets itself; it was not written by \
+             dbperf run --slurm",
+            out.join(SLURM_DIR).join(SUBMIT_FILE).display()
+        ));
+    }
     if let Some(n) = a.slurm.filter(|n| *n != 0 && *n != sub.shards) {
         return bad_input(format!(
             "--slurm {n}: the campaign in {} has {} shards, which a resume keeps (give --slurm \
@@ -121,7 +170,7 @@ fn resubmit(a: &RunArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OK);
     }
     sub.sbatch_args.extend(a.sbatch_arg.iter().cloned());
-    let done = submit_to::submit(&out, &mut sub, &this_binary()?, &todo)?;
+    let done = submit_to::submit(&out, &mut sub, &this_binary()?, &todo, stop)?;
     said(&out, &sub, &done);
     Ok(EXIT_OK)
 }

@@ -36,6 +36,12 @@ pub fn gaps(inputs: &[PathBuf]) -> Vec<String> {
         let Ok(j) = read_journal(p) else { continue };
         let count = j.shard.map_or(1, |s| s.count);
         let index = j.shard.map_or(1, |s| s.index);
+        // What a shard's journal says is counted over, so held to what a run writes: an index
+        // within its count, no more shards than `--slurm` takes or the plan has cells.
+        let most = (crate::results::slurm::MAX_SHARDS as usize).max(j.cells.len());
+        if index == 0 || index > count || count as usize > most {
+            continue;
+        }
         let ids: Vec<String> = j.cells.iter().map(|c| c.id.clone()).collect();
         let g = groups
             .iter_mut()

@@ -39,9 +39,17 @@ pub fn load(inputs: &[PathBuf]) -> anyhow::Result<Vec<TargetResult>> {
 pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<TargetResult>> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut planned: Vec<Option<usize>> = Vec::new();
+    // A run directory with no result yet (a shard just started, or one with no cells of its
+    // own) adds nothing, and the campaign's report says it is not complete; only when no input
+    // has anything is there nothing to report.
+    let mut nothing_yet: Option<anyhow::Error> = None;
     for p in inputs {
         if results::present(&p.join(JOURNAL)) && !results::present(&p.join("run.json")) {
-            for (d, order) in journal_dirs(p)? {
+            let found = journal_dirs(p)?;
+            if found.is_empty() {
+                nothing_yet.get_or_insert(no_cell_yet(p));
+            }
+            for (d, order) in found {
                 dirs.push(d);
                 planned.push(Some(order));
             }
@@ -51,6 +59,9 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
                 planned.push(None);
             }
         }
+    }
+    if let (true, Some(e)) = (dirs.is_empty(), nothing_yet) {
+        return Err(e);
     }
     // Shards of one campaign given together: their cells in the campaign's plan order, so the
     // rows are those of the unsharded campaign.
@@ -178,15 +189,17 @@ fn journal_dirs(p: &Path) -> anyhow::Result<Vec<(PathBuf, usize)>> {
         .map(|c| (p.join(&c.id), c.order))
         .filter(|(d, _)| results::present(&d.join("run.json")))
         .collect();
-    if dirs.is_empty() {
-        return Err(BadInput(format!(
-            "{} has no finished cell yet (its campaign.json lists {} cells, none with a result)",
-            p.display(),
-            j.cells.len()
-        ))
-        .into());
-    }
     Ok(dirs)
+}
+
+/// The error for a run directory with no result yet, when no other input has one either.
+fn no_cell_yet(p: &Path) -> anyhow::Error {
+    let cells = read_journal(p).map(|j| j.cells.len()).unwrap_or(0);
+    BadInput(format!(
+        "{} has no finished cell yet (its campaign.json lists {cells} cells, none with a result)",
+        p.display()
+    ))
+    .into()
 }
 
 fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {

@@ -12,6 +12,8 @@ use crate::error::BadInput;
 /// The directory under a Slurm campaign's output that holds its scripts, logs and record.
 pub const SLURM_DIR: &str = "slurm";
 pub const SUBMIT_FILE: &str = "submit.json";
+/// The most shards `--slurm` takes (and a record may name).
+pub const MAX_SHARDS: u32 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Submission {
@@ -59,7 +61,7 @@ pub fn read_submission(out: &Path) -> anyhow::Result<Submission> {
             && job_id_ok(&j.report)
             && j.shards.iter().all(|k| (1..=s.shards).contains(k))
     });
-    if s.shards == 0 || !ids_ok {
+    if s.shards == 0 || s.shards > MAX_SHARDS || s.jobs.len() > MAX_SHARDS as usize || !ids_ok {
         return Err(BadInput(format!(
             "{} does not match the result schema: its shards or job ids are not what sbatch gives",
             path.display()

@@ -20,6 +20,47 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const SHARD_SCRIPT: &str = "shard.sbatch";
 const REPORT_SCRIPT: &str = "report.sbatch";
 
+/// Held while a campaign is submitted: two submissions to one directory at once would each
+/// queue every shard, and one record would be lost.
+pub fn lock(out: &Path) -> anyhow::Result<super::lock::RunLock> {
+    crate::safe_fs::make_dir_all(&out.join(SLURM_DIR), crate::safe_fs::Also::Nobody)?;
+    super::lock::take_named(&out.join(SLURM_DIR), ".submit.lock", &|who| {
+        format!(
+            "{who} is submitting the campaign in {} right now; wait for it to end",
+            out.display()
+        )
+    })
+}
+
+/// Options of sbatch that dbperf sets itself, for the array and the report job to be what
+/// they must: one of them given with --sbatch-arg would silently undo it (a report job no
+/// longer waiting for the shards, an array that never runs some of them).
+const SBATCH_OURS: &[&str] = &[
+    "--array",
+    "-a",
+    "--dependency",
+    "-d",
+    "--output",
+    "-o",
+    "--open-mode",
+    "--parsable",
+    "--wrap",
+    "--job-name",
+    "-J",
+];
+
+/// The first of `args` that sets an option of `SBATCH_OURS`.
+pub fn refused_sbatch_arg(args: &[String]) -> Option<&str> {
+    args.iter().map(String::as_str).find(|a| {
+        SBATCH_OURS.iter().any(|o| {
+            *a == *o
+                || a.strip_prefix(o).is_some_and(|rest| rest.starts_with('='))
+                // Short options take their value attached too: -a1-4.
+                || (o.len() == 2 && a.starts_with(o) && a.len() > 2)
+        })
+    })
+}
+
 /// Refuses before anything is written when Slurm's client commands are not here.
 pub fn check_clients() -> anyhow::Result<()> {
     slurm_command("sbatch")?;
@@ -85,11 +126,14 @@ pub fn still_queued(sub: &Submission) -> anyhow::Result<Vec<String>> {
 /// then the report job after it; `dbperf` is the binary the jobs run. The submission is
 /// recorded in `<out>/slurm/submit.json` as soon as the array is in, so a report job that
 /// sbatch then refused does not lose the array's id.
+/// `stop` (Ctrl-C, SIGTERM) after the array is in: the report job is not submitted, and the
+/// array is recorded all the same.
 pub fn submit(
     out: &Path,
     sub: &mut Submission,
     dbperf: &Path,
     shards: &[u32],
+    stop: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<Submitted> {
     let dir = crate::safe_fs::make_dir_all(&out.join(SLURM_DIR), crate::safe_fs::Also::Nobody)?;
     let scripts = Scripts::new(out, sub, dbperf)?;
@@ -118,6 +162,12 @@ pub fn submit(
         shards: shards.to_vec(),
         report: String::new(),
     };
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        done.report = "0".into();
+        sub.jobs.push(done.clone());
+        crate::results::slurm::write_submission(out, sub)?;
+        return Ok(done);
+    }
     let report = sbatch(
         &[
             format!("--dependency=afterany:{array}"),
@@ -168,7 +218,8 @@ fn sbatch(ours: &[String], theirs: &[String], script: &Path) -> anyhow::Result<S
     let id = first.split(';').next().unwrap_or("");
     if !job_id_ok(id) {
         return bad_input(format!(
-            "sbatch did not print a job id: {}",
+            "sbatch succeeded but its first line is not a job id, so the job may be queued \
+             without dbperf knowing it (see squeue): {}",
             said(&a.stdout)
         ));
     }
@@ -357,6 +408,39 @@ mod tests {
         assert_eq!(array_list(&[1, 3, 4]), "1,3,4");
         assert_eq!(job_name(&sub(&[])), "dbperf-pg_versions");
         assert!(job_id_ok("123") && !job_id_ok("12;x") && !job_id_ok(""));
+    }
+
+    #[test]
+    fn options_dbperf_sets_are_not_taken_from_the_user() {
+        let refused = |a: &[&str]| {
+            refused_sbatch_arg(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .map(String::from)
+        };
+        for bad in [
+            "--array=1",
+            "--array",
+            "-a1-4",
+            "-a",
+            "--dependency=afterany:3",
+            "-o",
+            "-J=x",
+        ] {
+            assert_eq!(
+                refused(&["--time=1:00", bad]).as_deref(),
+                Some(bad),
+                "{bad}"
+            );
+        }
+        for good in [
+            "--time=1:00",
+            "--partition=bench",
+            "--account=a",
+            "-p",
+            "--arrayx",
+            "-t1",
+        ] {
+            assert_eq!(refused(&[good]), None, "{good}");
+        }
     }
 
     #[test]
