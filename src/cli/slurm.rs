@@ -261,24 +261,41 @@ fn said(out: &Path, sub: &Submission, done: &Submitted) {
         .as_deref()
         .map_or("the run".to_string(), |c| format!("campaign {c}"));
     let tasks: Vec<String> = done.shards.iter().map(u32::to_string).collect();
+    let report = if done.report == "0" {
+        String::new()
+    } else {
+        format!(", job {} writes the report after them", done.report)
+    };
     say!(
-        "{} submitted to Slurm: job {} runs shard{} {} of {} (each into {}/s<K>), job {} writes \
-         the report after them",
+        "{} submitted to Slurm: job {} runs shard{} {} of {} (each into {}/s<K>){report}",
         crate::untrusted::printable(&what),
         done.array,
         if done.shards.len() == 1 { "" } else { "s" },
         tasks.join(","),
         sub.shards,
         out.display(),
-        done.report
     );
+    if done.report == "0" {
+        say!(
+            "the report job was not submitted; once the shards have ended: dbperf report {}/s* \
+             --complete --out {}/report",
+            out.display(),
+            out.display()
+        );
+    }
     say!(
-        "logs: {}/{SLURM_DIR}/shard-<K>.log and report.log; watch: squeue -j {},{}",
+        "logs: {}/{SLURM_DIR}/shard-<K>.log and report.log; watch: squeue -j {}",
         out.display(),
-        done.array,
-        done.report
+        [done.array.as_str(), done.report.as_str()]
+            .iter()
+            .filter(|j| **j != "0")
+            .copied()
+            .collect::<Vec<_>>()
+            .join(",")
     );
-    out!("{}/report/report.html", out.display());
+    if done.report != "0" {
+        out!("{}/report/report.html", out.display());
+    }
 }
 
 #[cfg(test)]
