@@ -33,12 +33,36 @@ Stress kinds, lengths 60-200, a step at least 15 points from either end, random 
                               plus one step of 10-20%
   white_step10                white noise of sd 2% plus one step of exactly 10%
   ar06_step10                 AR(1) noise phi 0.6, marginal sd 2%, plus one step of exactly 10%
+Dip kinds (a regression fixed some runs later: the level drops by a share of it for L runs and
+comes back), lengths 200-480, every dip at least 20 points from either end and from the other
+dips, each kind its own generator seeded from (seed, kind) like the stress kinds. The truth of
+a dip is both its edges: its first point and the first point after it. The noise is AR(1) with
+the marginal sd given (phi 0 is white noise), started in its stationary law; "xF" multiplies it
+by F inside the dips (the spread changes with the level). Percentages are of the level of 100
+outside the dips, so they are value units:
+  dipD_L_arP                  one dip of D% for L points in AR(1) noise phi 0.P, sd 2%:
+                              dip10_6_ar0, dip10_12_ar0, dip10_12_ar03, dip10_12_ar06,
+                              dip10_25_ar06, dip10_50_ar06, dip10_12_ar08, dip30_6_ar06,
+                              dip30_12_ar08, dip30_50_ar08
+  dip50_40_ar08_x4            one dip of 50% for 40 points, AR(1) phi 0.8 of sd 1.5%, 6 inside
+  dip10_25_ar03_x3            one dip of 10% for 25 points, AR(1) phi 0.3 of sd 2%, 6 inside
+  dips2_30_ar06, dips3_30_ar06  two / three dips of 30%, each 12-50 points long, AR(1) phi 0.6
+                              of sd 2%; lengths 200-480 / 300-480
+  dips2_80_ar08               the series of issue 38, halved: 480 points at 100 with two dips to
+                              20 (-80%) of 23 and 90 points in either order, AR(1) phi 0.8 noise
+                              of sd 2.5 throughout (2.5% of the level of 100 outside, 12.5% of
+                              the level of 20 inside)
+  dips2_80_ar08_x5            the same with the sd five times larger inside (12.5 there)
+  dips3_80_ar08               the same as dips2_80_ar08 with three dips, of 23, 40 and 90 points
 
 Metrics. A detection within TOL (5) points of a true change is a hit; each true change is
 matched at most once, the closest pairs first; every other detection is a false alarm. Per kind
 and detector: precision = hits / detections, recall = hits / true changes, F1 = 2 hits /
 (detections + true changes), false alarms per 1000 points, and on change-free kinds the share of
-series with at least one alarm. Pooled over the stress kinds: the same from summed counts.
+series with at least one alarm. Pooled over the stress kinds: the same from summed counts. On
+the dip kinds also "all edges found": the share of series in which every true change (both
+edges of every dip) is a hit; pooled over them as **dips**. The goals of issue 38 are printed
+for dbperf: all edges found in at least 90% of dip10_12_ar06 and 95% of dip50_40_ar08_x4.
 Today's kinds are also printed with a 3-point tolerance in the table format of
 docs/performance.md. Seconds are wall time per detector for all series of a group (dbperf's
 include starting the process).
@@ -65,6 +89,14 @@ OLD_FREE = ["outlier", "drift", "noise"]
 STRESS_FREE = ["ar03", "ar06", "ar09", "trend_linear", "trend_curved", "seasonal", "random_walk"]
 STRESS_STEP = ["ar03_step", "ar06_step", "ar09_step", "trend_step", "t3_step", "white_step10", "ar06_step10"]
 STRESS_KINDS = STRESS_FREE + STRESS_STEP
+DIP_SINGLE = [
+    "dip10_6_ar0", "dip10_12_ar0", "dip10_12_ar03", "dip10_12_ar06", "dip10_25_ar06", "dip10_50_ar06",
+    "dip10_12_ar08", "dip30_6_ar06", "dip30_12_ar08", "dip30_50_ar08",
+]
+DIP_SPREAD = ["dip50_40_ar08_x4", "dip10_25_ar03_x3"]
+DIP_MULTI = ["dips2_30_ar06", "dips3_30_ar06", "dips2_80_ar08", "dips2_80_ar08_x5", "dips3_80_ar08"]
+DIP_KINDS = DIP_SINGLE + DIP_SPREAD + DIP_MULTI
+DIP_GOALS = [("dip10_12_ar06", 0.90), ("dip50_40_ar08_x4", 0.95)]  # issue 38: all edges found
 
 
 class Series:
@@ -262,6 +294,74 @@ def make_stress(per_kind, seed=20261127):
     return out
 
 
+# ---------------------------------------------------------------- dip kinds
+# A dip generator returns the deviation from LEVEL (in % of it) and both edges of every dip.
+
+DIP_GAP = 20  # points between a dip and either end of the series or another dip, at least
+
+
+def place_dips(rng, n, lengths):
+    """(start, end) of dips of these lengths, in this order, DIP_GAP apart and from the ends."""
+    free = n - sum(lengths) - DIP_GAP * (len(lengths) + 1)
+    assert free >= 0, (n, lengths)
+    cuts = sorted(rng.randint(0, free) for _ in lengths)
+    out, before = [], 0
+    for j, (length, cut) in enumerate(zip(lengths, cuts)):
+        start = DIP_GAP * (j + 1) + cut + before
+        out.append((start, start + length))
+        before += length
+    return out
+
+
+def gen_dips(depth, lengths, phi, sd=2.0, inside=1.0, n_range=(200, 480)):
+    """Dips of depth% with these lengths (a (low, high) pair is drawn per dip) in random order,
+    AR(1) noise phi of marginal sd `sd`, multiplied by `inside` within the dips."""
+
+    def gen(rng, i):
+        n = rng.randint(*n_range)
+        ls = [rng.randint(*length) if isinstance(length, tuple) else length for length in lengths]
+        rng.shuffle(ls)
+        dips = place_dips(rng, n, ls)
+        x = ar1(rng, n, phi, sd)
+        for start, end in dips:
+            for j in range(start, end):
+                x[j] = x[j] * inside - depth
+        return x, [edge for dip in dips for edge in dip]
+
+    return gen
+
+
+DIP_GENERATORS = {
+    "dip10_6_ar0": gen_dips(10, [6], 0.0),
+    "dip10_12_ar0": gen_dips(10, [12], 0.0),
+    "dip10_12_ar03": gen_dips(10, [12], 0.3),
+    "dip10_12_ar06": gen_dips(10, [12], 0.6),
+    "dip10_25_ar06": gen_dips(10, [25], 0.6),
+    "dip10_50_ar06": gen_dips(10, [50], 0.6),
+    "dip10_12_ar08": gen_dips(10, [12], 0.8),
+    "dip30_6_ar06": gen_dips(30, [6], 0.6),
+    "dip30_12_ar08": gen_dips(30, [12], 0.8),
+    "dip30_50_ar08": gen_dips(30, [50], 0.8),
+    "dip50_40_ar08_x4": gen_dips(50, [40], 0.8, sd=1.5, inside=4.0),
+    "dip10_25_ar03_x3": gen_dips(10, [25], 0.3, inside=3.0),
+    "dips2_30_ar06": gen_dips(30, [(12, 50)] * 2, 0.6),
+    "dips3_30_ar06": gen_dips(30, [(12, 50)] * 3, 0.6, n_range=(300, 480)),
+    "dips2_80_ar08": gen_dips(80, [23, 90], 0.8, sd=2.5, n_range=(480, 480)),
+    "dips2_80_ar08_x5": gen_dips(80, [23, 90], 0.8, sd=2.5, inside=5.0, n_range=(480, 480)),
+    "dips3_80_ar08": gen_dips(80, [23, 40, 90], 0.8, sd=2.5, n_range=(480, 480)),
+}
+
+
+def make_dips(per_kind, seed=20261128):
+    out = []
+    for kind in DIP_KINDS:
+        rng = random.Random(f"{seed}-{kind}")
+        for i in range(per_kind):
+            dev, truth = DIP_GENERATORS[kind](rng, i)
+            out.append(Series(kind, [LEVEL + d for d in dev], truth))
+    return out
+
+
 # ---------------------------------------------------------------- detectors
 
 
@@ -359,6 +459,7 @@ def match(truth, found, tol):
 class Tally:
     def __init__(self):
         self.hits = self.alarms = self.misses = self.points = self.series = self.alarmed = 0
+        self.changed = self.complete = 0  # series with a true change; those with all of them hit
 
     def add(self, s, found, tol):
         h, fa, m = match(s.truth, found, tol)
@@ -368,6 +469,8 @@ class Tally:
         self.points += len(s.values)
         self.series += 1
         self.alarmed += bool(found) and not s.truth
+        self.changed += bool(s.truth)
+        self.complete += bool(s.truth) and m == 0
 
     def merge(self, other):
         for k in vars(self):
@@ -391,6 +494,9 @@ class Tally:
 
     def any_alarm_share(self):
         return self.alarmed / self.series
+
+    def all_found_share(self):
+        return self.complete / self.changed if self.changed else None
 
 
 def tally(series, found, tol):
@@ -452,6 +558,21 @@ def table_free(results, kinds):
         )
 
 
+def table_dips(results, kinds, pool_name):
+    print(
+        f"| kind | series | edges | all edges found {names(results)} | recall | precision | "
+        "false alarms /1000 pts |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for k in kinds + [pool_name]:
+        t = results[0]["per"][k]
+        title = f"**{k}**" if k == pool_name else k
+        print(
+            f"| {title} | {t.series} | {t.hits + t.misses} | {cell(results, k, 'all_found_share', pct=True)} | "
+            f"{cell(results, k, 'recall')} | {cell(results, k, 'precision')} | {cell(results, k, 'alarms_per_1000')} |"
+        )
+
+
 def old_format_row(name, per, secs):
     """A row in the format of the table in docs/performance.md (today's kinds)."""
     total = pooled(per, OLD_KINDS)
@@ -484,6 +605,23 @@ def goal_rows(dbperf_results, others):
     who = " and ".join(f"{o['short']} {o['per']['stress'].f1():.2f}" for o in others)
     rows.append((f"pooled stress F1 above {who}", [f"{v:.2f}" for v in vals], [v > best for v in vals]))
     return rows
+
+
+def print_dip_goals(results):
+    dbperf_results = [r for r in results if r["short"].startswith("dbperf")]
+    print("| goal (issue 38) | " + " | ".join(r["short"] for r in dbperf_results) + " |")
+    print("|---|" + "---|" * len(dbperf_results))
+    met = [0] * len(dbperf_results)
+    for k, limit in DIP_GOALS:
+        cells = []
+        for j, r in enumerate(dbperf_results):
+            v = r["per"][k].all_found_share()
+            met[j] += v >= limit
+            cells.append(f"{v:.0%} {'met' if v >= limit else '**not met**'}")
+        print(f"| all edges found on {k} >= {limit:.0%} | " + " | ".join(cells) + " |")
+    print()
+    for j, r in enumerate(dbperf_results):
+        print(f"{r['short']}: {met[j]} of {len(DIP_GOALS)} goals met.")
 
 
 def print_goals(results):
@@ -537,13 +675,18 @@ def run_detector(fn, groups):
 
 
 def scorecard(binary, per_kind):
-    groups = {"old": make_old(per_kind), "stress": make_stress(per_kind)}
+    groups = {"old": make_old(per_kind), "stress": make_stress(per_kind), "dips": make_dips(per_kind)}
     results = []
     dets = detectors(binary)
     for short, desc, fn in dets:
         found, secs = run_detector(fn, groups)
-        per = {**tally(groups["old"], found["old"], TOL), **tally(groups["stress"], found["stress"], TOL)}
+        per = {
+            **tally(groups["old"], found["old"], TOL),
+            **tally(groups["stress"], found["stress"], TOL),
+            **tally(groups["dips"], found["dips"], TOL),
+        }
         per["stress"] = pooled(per, STRESS_KINDS)
+        per["dips"] = pooled(per, DIP_KINDS)
         per["today"] = pooled(per, OLD_KINDS)
         per_old3 = tally(groups["old"], found["old"], OLD_TOL)
         results.append({"short": short, "desc": desc, "per": per, "per3": per_old3, "secs": secs})
@@ -567,6 +710,9 @@ def print_scorecard(groups, results, per_kind):
     print()
     table_free(results, STRESS_FREE)
     print("\n(**stress** pools all 14 stress kinds: the change-free kinds add false alarms, not changes.)\n")
+    print(f"## Dip kinds: {describe(groups['dips'])} (both edges of every dip)\n")
+    table_dips(results, DIP_KINDS, "dips")
+    print(f"\n(all edges found: the share of series in which every true edge is found within {TOL} points.)\n")
     print(f"## Today's kinds: {describe(groups['old'])}\n")
     table_changes(results, ["step", "spread"], "today", TOL)
     print()
@@ -578,11 +724,13 @@ def print_scorecard(groups, results, per_kind):
         print(old_format_row(r["short"], r["per3"], r["secs"]["old"]))
     print("\n## Goals of the issue (dbperf)\n")
     print_goals(results)
+    print("\n## Goals of issue 38: dips (dbperf)\n")
+    print_dip_goals(results)
     print("\n## Seconds (wall, all series of the group)\n")
-    print("| detector | stress kinds | today's kinds |")
-    print("|---|---|---|")
+    print("| detector | stress kinds | dip kinds | today's kinds |")
+    print("|---|---|---|---|")
     for r in results:
-        print(f"| {r['short']} | {r['secs']['stress']:.1f} | {r['secs']['old']:.1f} |")
+        print(f"| {r['short']} | {r['secs']['stress']:.1f} | {r['secs']['dips']:.1f} | {r['secs']['old']:.1f} |")
 
 
 # ---------------------------------------------------------------- speed
