@@ -443,10 +443,64 @@ mod tests {
         }
     }
 
+    /// Shard k of 3 with its one cell in `state`, failed `failures` times.
+    fn shard(out: &Path, k: u32, state: CellState, failures: u32) {
+        use crate::results::campaign::{write_journal, Invocation, Journal, JournalCell, Shard};
+        let dir = shard_dir(out, k);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cells = (1..=3)
+            .map(|i| JournalCell {
+                id: format!("t{i}"),
+                target: format!("t{i}"),
+                suite: "ibench".into(),
+                round: 1,
+                order: (i - 1) as usize,
+                state: if i == k { state } else { CellState::Elsewhere },
+                axes: Default::default(),
+                attempts: 1,
+                failures,
+                fingerprint: Default::default(),
+                runner: None,
+                servers: Vec::new(),
+                work_dir: None,
+                started_at: None,
+                ended_at: None,
+                duration_s: None,
+                error: None,
+            })
+            .collect();
+        let j = Journal {
+            schema: crate::results::SCHEMA,
+            tool: sub(&[]).tool,
+            campaign: Some("c".into()),
+            created_at: String::new(),
+            invocation: Invocation {
+                args: Vec::new(),
+                cwd: "/".into(),
+            },
+            rounds: 1,
+            shard: Some(Shard { index: k, count: 3 }),
+            base: None,
+            cells,
+        };
+        write_journal(&dir, &j).unwrap();
+    }
+
     #[test]
     fn shards_not_done_are_the_ones_to_submit() {
         let t = tempfile::tempdir().unwrap();
         // No shard started: all of them.
         assert_eq!(shards_to_run(t.path(), 3).unwrap(), [1, 2, 3]);
+        shard(t.path(), 1, CellState::Done, 0);
+        shard(t.path(), 2, CellState::Interrupted, 0);
+        shard(t.path(), 3, CellState::Failed, 1);
+        // Interrupted, and failed with its one retry left.
+        assert_eq!(shards_to_run(t.path(), 3).unwrap(), [2, 3]);
+        shard(t.path(), 2, CellState::Running, 0);
+        shard(t.path(), 3, CellState::Failed, 2);
+        // Running when its dbperf was killed; a failure retried once is done.
+        assert_eq!(shards_to_run(t.path(), 3).unwrap(), [2]);
+        std::fs::write(shard_dir(t.path(), 2).join(JOURNAL), "{").unwrap();
+        assert!(shards_to_run(t.path(), 3).is_err());
     }
 }
