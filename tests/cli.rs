@@ -468,3 +468,21 @@ fn a_run_argument_that_is_not_utf8_is_one_sentence() {
     assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     assert!(!out.exists());
 }
+
+/// A closed stderr (`2>&1 | head -0`) loses the message, not the exit code: no panic (101).
+#[test]
+fn a_closed_stderr_keeps_the_exit_code() {
+    let script = format!(
+        "(sleep 1; {} report /nonexistent-dbperf-input --out /nonexistent-out; echo $? > \"$0\") 2>&1 | true",
+        env!("CARGO_BIN_EXE_dbperf")
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let code = tmp.path().join("code");
+    let o = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .arg(&code)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&code).unwrap().trim(), "2");
+}

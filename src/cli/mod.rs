@@ -14,11 +14,13 @@ macro_rules! out {
 }
 
 /// Like eprintln!, with what `out!` does to outside text: a server's bytes in a message cannot
-/// move the cursor or clear the screen (`untrusted::printable`).
+/// move the cursor or clear the screen (`untrusted::printable`). A closed stderr (`2>&1 | head`)
+/// does not panic either: the message is lost, the run and its exit code are not.
 macro_rules! say {
     ($($arg:tt)*) => {{
+        use std::io::Write;
         let line = format!($($arg)*);
-        eprintln!("{}", crate::untrusted::printable(&line));
+        let _ = writeln!(std::io::stderr().lock(), "{}", crate::untrusted::printable(&line));
     }};
 }
 

@@ -31,20 +31,20 @@ pub fn stop_flag(what: &'static str) -> Arc<AtomicBool> {
                         for sig in signals.forever() {
                             let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
                             if f.swap(true, Ordering::SeqCst) {
-                                eprintln!(
+                                say!(
                                     "\n{name} again: killing the servers dbperf started and exiting"
                                 );
                                 session::kill_servers();
                                 std::process::exit(EXIT_INTERRUPTED);
                             }
-                            eprintln!("\n{name}: {what} (again to quit now)");
+                            say!("\n{name}: {what} (again to quit now)");
                         }
                     });
                 if let Err(e) = spawned {
-                    eprintln!("warning: Ctrl-C and SIGTERM will end dbperf at once: {e}");
+                    say!("warning: Ctrl-C and SIGTERM will end dbperf at once: {e}");
                 }
             }
-            Err(e) => eprintln!("warning: Ctrl-C and SIGTERM will end dbperf at once: {e}"),
+            Err(e) => say!("warning: Ctrl-C and SIGTERM will end dbperf at once: {e}"),
         }
         flag
     })
