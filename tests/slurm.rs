@@ -210,29 +210,16 @@ fn a_campaign_submitted_to_slurm_runs_every_shard_and_a_cancelled_one_is_submitt
     let res = work.join("res");
     let queued_or_logs = || format!("queued: {:?}\n{}", cluster.queued(), cluster.logs());
 
-    // sbatch refusing (no such partition): one sentence, exit 2, nothing recorded.
-    let o = cluster.as_user(
-        &work,
-        &dbperf,
-        &[
-            "run",
-            "--campaign",
-            "modes",
-            "--slurm",
-            "4",
-            "--out",
-            "bad",
+    // sbatch refusing (no such partition), and an option dbperf sets itself (the array),
+    // refused before sbatch is asked: one sentence, exit 2, nothing recorded.
+    for (arg, said) in [
+        (
             "--sbatch-arg=--partition=no-such-partition",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("sbatch refused the job"), "{}", text(&o));
-    assert!(!work.join("bad/slurm/submit.json").exists());
-    // An option dbperf sets itself (the array) is refused, before sbatch is asked.
-    let o = cluster.as_user(
-        &work,
-        &dbperf,
-        &[
+            "sbatch refused the job",
+        ),
+        ("--sbatch-arg=--array=1", "dbperf sets that option"),
+    ] {
+        let args = [
             "run",
             "--campaign",
             "modes",
@@ -240,11 +227,13 @@ fn a_campaign_submitted_to_slurm_runs_every_shard_and_a_cancelled_one_is_submitt
             "4",
             "--out",
             "bad",
-            "--sbatch-arg=--array=1",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("dbperf sets that option"), "{}", text(&o));
+            arg,
+        ];
+        let o = cluster.as_user(&work, &dbperf, &args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(said), "{}", text(&o));
+        assert!(!work.join("bad/slurm/submit.json").exists());
+    }
 
     // Submitted as a new user types it: a relative --out.
     let o = cluster.as_user(

@@ -176,23 +176,8 @@ mod tests {
 
     fn cell(id: &str, order: usize, state: CellState) -> JournalCell {
         JournalCell {
-            id: id.into(),
-            target: id.into(),
-            suite: "sysbench".into(),
-            round: 1,
-            order,
-            state,
-            axes: Default::default(),
             attempts: 1,
-            failures: 0,
-            fingerprint: Default::default(),
-            runner: None,
-            servers: Vec::new(),
-            work_dir: None,
-            started_at: None,
-            ended_at: None,
-            duration_s: None,
-            error: None,
+            ..JournalCell::planned(id, id, "sysbench", 1, order, state)
         }
     }
 

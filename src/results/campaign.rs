@@ -106,6 +106,36 @@ pub struct JournalCell {
 }
 
 impl JournalCell {
+    /// A cell of the plan in `state` that has not run yet: no attempt, runner, server or times.
+    pub fn planned(
+        id: &str,
+        target: &str,
+        suite: &str,
+        round: u32,
+        order: usize,
+        state: CellState,
+    ) -> JournalCell {
+        JournalCell {
+            id: id.to_string(),
+            target: target.to_string(),
+            suite: suite.to_string(),
+            round,
+            order,
+            state,
+            axes: BTreeMap::new(),
+            attempts: 0,
+            failures: 0,
+            fingerprint: BTreeMap::new(),
+            runner: None,
+            servers: Vec::new(),
+            work_dir: None,
+            started_at: None,
+            ended_at: None,
+            duration_s: None,
+            error: None,
+        }
+    }
+
     /// Attempts that ended failed. An older journal did not count them apart from killed
     /// attempts: there every attempt of a failed cell counts as failed, as it did then.
     pub fn failed_attempts(&self) -> u32 {

@@ -177,28 +177,16 @@ impl Ledger {
 }
 
 fn planned(c: &plan::Cell, req: &Request, suite: &str, print: &Print) -> JournalCell {
+    let state = if c.in_shard(req.shard) {
+        CellState::Planned
+    } else {
+        CellState::Elsewhere
+    };
+    let name = &req.targets[c.target].name;
     JournalCell {
-        id: c.id.clone(),
-        target: req.targets[c.target].name.clone(),
-        suite: suite.to_string(),
-        round: c.round,
-        order: c.order,
         axes: c.axes.clone(),
-        state: if c.in_shard(req.shard) {
-            CellState::Planned
-        } else {
-            CellState::Elsewhere
-        },
-        attempts: 0,
-        failures: 0,
         fingerprint: print.clone(),
-        runner: None,
-        servers: Vec::new(),
-        work_dir: None,
-        started_at: None,
-        ended_at: None,
-        duration_s: None,
-        error: None,
+        ..JournalCell::planned(&c.id, name, suite, c.round, c.order, state)
     }
 }
 

@@ -449,24 +449,14 @@ mod tests {
         let dir = shard_dir(out, k);
         std::fs::create_dir_all(&dir).unwrap();
         let cells = (1..=3)
-            .map(|i| JournalCell {
-                id: format!("t{i}"),
-                target: format!("t{i}"),
-                suite: "ibench".into(),
-                round: 1,
-                order: (i - 1) as usize,
-                state: if i == k { state } else { CellState::Elsewhere },
-                axes: Default::default(),
-                attempts: 1,
-                failures,
-                fingerprint: Default::default(),
-                runner: None,
-                servers: Vec::new(),
-                work_dir: None,
-                started_at: None,
-                ended_at: None,
-                duration_s: None,
-                error: None,
+            .map(|i| {
+                let state = if i == k { state } else { CellState::Elsewhere };
+                let id = format!("t{i}");
+                JournalCell {
+                    attempts: 1,
+                    failures,
+                    ..JournalCell::planned(&id, &id, "ibench", 1, (i - 1) as usize, state)
+                }
             })
             .collect();
         let j = Journal {
