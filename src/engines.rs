@@ -72,6 +72,49 @@ pub struct ServerFacts {
     /// A stop that must not wait: PostgreSQL's immediate shutdown (SIGQUIT lets the postmaster
     /// stop its children; SIGKILL would leave them), mysqld has none but SIGKILL.
     pub kill_signal: i32,
+    /// The command-line client its builds ship, for a person to connect by hand.
+    pub client_program: &'static str,
+    /// The smallest memory cap (`--server-memory`, bytes) its server runs under: PostgreSQL
+    /// started and went IO-bound at 64 MiB; MariaDB, whose InnoDB takes about 33 MiB beside its
+    /// buffer pool and the dirty pages of its redo log, was killed by the kernel at 64, 96 and
+    /// 128 MiB and ran at 256; MySQL 9.7 held 770 MiB with a 256 MiB pool (its performance
+    /// schema and other buffers) and was killed at 384 and 512 MiB.
+    pub least_memory_cap: u64,
+}
+
+/// What sets an engine of the MySQL family apart from its siblings: the family's adapter and
+/// server flavor (src/dbms/mysql.rs, src/server/mysql_family.rs) read these, so a new engine of
+/// the family is one registry entry.
+#[derive(Debug)]
+pub struct MySqlFacts {
+    /// How the adapter's messages name the server ("cannot connect to MySQL at ...").
+    pub brand: &'static str,
+    /// How a data directory is made.
+    pub init: MySqlInit,
+    /// The server program, in a Debian package's `usr/sbin`.
+    pub server_program: &'static str,
+    /// How `--version` states a Debian build's version: the text with `{}` for the version.
+    pub version_text: &'static str,
+    /// Options every server starts with, beside the family's own.
+    pub server_options: &'static [&'static str],
+    /// The setting that sizes the redo log in the built-in configs (512 MB of it).
+    pub redo_setting: &'static str,
+    /// Under a memory cap (InnoDB): the buffer pool's share (1/N of the cap), and the
+    /// connection limit, when the engine's memory grows with it.
+    pub pool_share_under_cap: u64,
+    pub max_connections_under_cap: Option<u32>,
+}
+
+/// How a MySQL-family server's data directory is made.
+#[derive(Debug, Clone, Copy)]
+pub enum MySqlInit {
+    /// MariaDB's install script (mariadb-install-db): it may not set a password on every
+    /// version, so the first start's init file does; it now and then fails under load, and is
+    /// tried once more.
+    InstallScript,
+    /// `mysqld --initialize-insecure` with an init file that sets the password (Oracle MySQL
+    /// lineage; MariaDB's server has no such option, so a MariaDB binary is refused).
+    Initialize,
 }
 
 #[derive(Debug)]
@@ -93,6 +136,8 @@ pub struct Entry {
     pub pragmas: bool,
     /// Set for an engine dbperf runs as a server; None for an embedded one.
     pub server: Option<ServerFacts>,
+    /// Set for an engine of the MySQL family (`Family::MySql`), and only for one.
+    pub mysql: Option<MySqlFacts>,
     /// Where its builds can be fetched; the first is the default source.
     pub builds: &'static [BuildSource],
 }
@@ -109,6 +154,7 @@ pub const REGISTRY: &[Entry] = &[
         default_config: "wal-normal",
         pragmas: true,
         server: None,
+        mysql: None,
         builds: &[],
     },
     Entry {
@@ -127,7 +173,10 @@ pub const REGISTRY: &[Entry] = &[
             admin_database: "postgres",
             stop_signal: libc::SIGINT,
             kill_signal: libc::SIGQUIT,
+            client_program: "psql",
+            least_memory_cap: 64 << 20,
         }),
+        mysql: None,
         builds: &[BuildSource::Npm, BuildSource::Debian],
     },
     Entry {
@@ -139,7 +188,22 @@ pub const REGISTRY: &[Entry] = &[
         storages: &["innodb", "rocksdb"],
         default_config: "default",
         pragmas: false,
-        server: Some(MYSQL_SERVER),
+        server: Some(ServerFacts {
+            client_program: "mariadb",
+            least_memory_cap: 256 << 20,
+            ..MYSQL_SERVER
+        }),
+        mysql: Some(MySqlFacts {
+            brand: "MariaDB",
+            init: MySqlInit::InstallScript,
+            server_program: "mariadbd",
+            version_text: "{}-MariaDB",
+            // 11.4's bintars spend ~10 s generating a TLS certificate otherwise.
+            server_options: &["--skip-ssl"],
+            redo_setting: "innodb_log_file_size",
+            pool_share_under_cap: 2,
+            max_connections_under_cap: None,
+        }),
         builds: &[BuildSource::Debian],
     },
     Entry {
@@ -152,7 +216,29 @@ pub const REGISTRY: &[Entry] = &[
         storages: &["innodb"],
         default_config: "default",
         pragmas: false,
-        server: Some(MYSQL_SERVER),
+        server: Some(ServerFacts {
+            client_program: "mysql",
+            least_memory_cap: 1 << 30,
+            ..MYSQL_SERVER
+        }),
+        mysql: Some(MySqlFacts {
+            brand: "MySQL",
+            init: MySqlInit::Initialize,
+            server_program: "mysqld",
+            // `mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))`
+            version_text: "Ver {}",
+            // MySQL 8's X plugin opens a second port (33060) shared by every instance. Its
+            // compiled-in import directory (/var/lib/mysql-files) must exist or the start
+            // aborts; no benchmark reads or writes server-side files, so none is allowed.
+            server_options: &["--mysqlx=OFF", "--secure-file-priv=NULL"],
+            // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it).
+            redo_setting: "innodb_redo_log_capacity",
+            // MySQL sizes its performance schema by max_connections: with 500 a 200k-row load
+            // under 512 MiB held 521 MiB of private memory and was killed. A quarter for the
+            // pool, and 100 connections (a sweep past them is refused before it runs).
+            pool_share_under_cap: 4,
+            max_connections_under_cap: Some(100),
+        }),
         // Debian sid packages Oracle MySQL (9.7 LTS); no stable release does.
         builds: &[BuildSource::Debian],
     },
@@ -166,10 +252,12 @@ pub const REGISTRY: &[Entry] = &[
         default_config: "instant",
         pragmas: false,
         server: None,
+        mysql: None,
         builds: &[],
     },
 ];
 
+/// What the MySQL family's servers share; each entry gives its client and its least cap.
 const MYSQL_SERVER: ServerFacts = ServerFacts {
     default_port: 3306,
     default_user: "root",
@@ -177,6 +265,8 @@ const MYSQL_SERVER: ServerFacts = ServerFacts {
     admin_database: "mysql",
     stop_signal: libc::SIGTERM,
     kill_signal: libc::SIGKILL,
+    client_program: "",
+    least_memory_cap: 0,
 };
 
 impl Engine {
@@ -211,6 +301,11 @@ impl Engine {
     /// The server facts of a server engine; None for an embedded one.
     pub fn server(self) -> Option<&'static ServerFacts> {
         self.entry().server.as_ref()
+    }
+
+    /// What sets a MySQL-family engine apart from its siblings; None for another engine.
+    pub fn mysql(self) -> Option<&'static MySqlFacts> {
+        self.entry().mysql.as_ref()
     }
 
     /// The engines offered to users, in the registry's order.
@@ -296,6 +391,13 @@ mod tests {
         );
         for e in ALL {
             assert_eq!(e.is_server(), e.family() != Family::Embedded, "{e}");
+            assert_eq!(e.mysql().is_some(), e.family() == Family::MySql, "{e}");
+            if let Some(s) = e.server() {
+                assert!(
+                    !s.client_program.is_empty() && s.least_memory_cap > 0,
+                    "{e}"
+                );
+            }
         }
         assert_eq!(Engine::Postgres.server().unwrap().default_port, 5432);
         assert_eq!(Engine::MySql.server().unwrap().default_port, 3306);

@@ -9,8 +9,9 @@
 use crate::common;
 
 use common::*;
-use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
+use dbperf::dbms::mysql::{Mysql, Storage};
 use dbperf::dbms::{Conn, Dbms, Endpoint, Param, Transport};
+use dbperf::engines::Engine;
 
 struct Server {
     port: u16,
@@ -42,13 +43,13 @@ fn connect(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Box<dyn
 }
 
 fn mysql(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
-    mysql_of(Flavor::MariaDb, s, tcp, user, password)
+    mysql_of(Engine::MariaDb, s, tcp, user, password)
 }
 
-fn mysql_of(flavor: Flavor, s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
+fn mysql_of(engine: Engine, s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Mysql {
     Mysql::new(
         endpoint(s, tcp, user, password),
-        flavor,
+        engine,
         Storage::InnoDb,
         "default",
         "",
@@ -240,7 +241,7 @@ fn caching_sha2_password_on_real_mysql_9_over_tcp_and_the_socket() {
     let s = started(&dir);
     let own = instance_password(&dir);
     let own = Some(own.as_str());
-    let my = |tcp: bool, user: &str, pw: Option<&str>| mysql_of(Flavor::MySql, &s, tcp, user, pw);
+    let my = |tcp: bool, user: &str, pw: Option<&str>| mysql_of(Engine::MySql, &s, tcp, user, pw);
     let mut root = my(true, "root", own).connect().expect("root over TCP");
     root.execute_batch(
         "CREATE TABLE ib.t (id bigint primary key, n int) engine=innodb; \

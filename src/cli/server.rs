@@ -193,33 +193,26 @@ fn ready(
     running: &mut server::Running,
     stop: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<ServerState> {
-    let kind = running.kind;
+    let kind = running.server;
     let ep = running.endpoint(false, server::DATABASE);
     crate::dbms::create_database(
-        kind.engine(),
-        &running.endpoint(false, kind.facts().admin_database),
+        kind.engine,
+        &running.endpoint(false, kind.facts.admin_database),
         server::DATABASE,
         crate::dbms::Timeouts::default(),
     )?;
     let files = &running.client_files;
-    let connect = match kind {
-        server::Kind::Postgres => format!(
-            "PGPASSFILE={} {} -h 127.0.0.1 -p {} -U {} {}",
-            shell_word(&files.client),
-            kind.client_program(),
-            running.port,
-            ep.user,
-            server::DATABASE
-        ),
-        // The option file holds the user, password, address and port; read alone, so no
-        // /etc/mysql file is mixed in. Each build ships its own client under its own name.
-        server::Kind::MariaDb | server::Kind::MySql => format!(
-            "{} --defaults-file={} {}",
-            kind.client_program(),
-            shell_word(&files.client),
-            server::DATABASE
-        ),
+    let reach = server::secret::Reach {
+        user: &ep.user,
+        port: running.port,
+        socket: &running.socket,
     };
+    let connect = kind.flavor.connect_command(
+        kind.engine,
+        &shell_word(&files.client),
+        &reach,
+        server::DATABASE,
+    );
     let state = ServerState {
         schema: crate::results::SCHEMA,
         target: name.to_string(),

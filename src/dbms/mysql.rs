@@ -33,37 +33,6 @@ use super::{
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    MariaDb,
-    MySql,
-}
-
-impl Flavor {
-    fn engine(self) -> Engine {
-        match self {
-            Flavor::MariaDb => Engine::MariaDb,
-            Flavor::MySql => Engine::MySql,
-        }
-    }
-
-    /// The flavor of a MySQL-family engine; None for another engine.
-    pub fn of(engine: Engine) -> Option<Flavor> {
-        match engine {
-            Engine::MariaDb => Some(Flavor::MariaDb),
-            Engine::MySql => Some(Flavor::MySql),
-            Engine::Sqlite | Engine::Postgres | Engine::Null => None,
-        }
-    }
-
-    fn product(self) -> &'static str {
-        match self {
-            Flavor::MariaDb => "MariaDB",
-            Flavor::MySql => "MySQL",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
     InnoDb,
     RocksDb,
@@ -125,7 +94,8 @@ fn plain_number(v: &str) -> bool {
 
 pub struct Mysql {
     endpoint: Endpoint,
-    flavor: Flavor,
+    /// A MySQL-family engine: its registry entry's `mysql` facts name it in messages.
+    engine: Engine,
     storage: Storage,
     config_name: String,
     config_file: String,
@@ -138,14 +108,14 @@ impl Mysql {
     /// not manage the server.
     pub fn new(
         endpoint: Endpoint,
-        flavor: Flavor,
+        engine: Engine,
         storage: Storage,
         config_name: &str,
         config_file: &str,
     ) -> Mysql {
         Mysql {
             endpoint,
-            flavor,
+            engine,
             storage,
             config_name: config_name.to_string(),
             config_file: config_file.to_string(),
@@ -168,6 +138,13 @@ impl Mysql {
         self.storage
     }
 
+    /// How messages name the server (MySQL, MariaDB).
+    fn brand(&self) -> &'static str {
+        self.engine
+            .mysql()
+            .map_or(self.engine.entry().product, |m| m.brand)
+    }
+
     fn open(&self) -> Result<Wire, DbError> {
         let e = &self.endpoint;
         super::mysql_auth::connect(e, self.timeouts.clone()).map_err(|err| {
@@ -176,7 +153,7 @@ impl Mysql {
             d.lost = lost;
             d.message = format!(
                 "cannot connect to {} at {}: {}",
-                self.flavor.product(),
+                self.brand(),
                 e.describe(),
                 d.message
             );
@@ -425,7 +402,7 @@ fn conn_i64(conn: &mut Wire, sql: &str, budget: Budget) -> Result<Option<i64>, D
 
 impl Dbms for Mysql {
     fn engine(&self) -> Engine {
-        self.flavor.engine()
+        self.engine
     }
 
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

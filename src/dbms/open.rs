@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::mysql::{Flavor, Mysql, Storage};
+use super::mysql::{Mysql, Storage};
 use super::postgres::Postgres;
 use super::{null, sqlite, Dbms, Endpoint, Timeouts};
 use crate::engines::Engine;
@@ -62,16 +62,12 @@ impl ServerAdapter<'_> {
                 Postgres::new(ep.clone(), name, text).with_timeouts(t),
             )),
             Engine::MariaDb | Engine::MySql => Ok(Arc::new(
-                Mysql::new(ep.clone(), self.flavor()?, self.storage(), name, text).with_timeouts(t),
+                Mysql::new(ep.clone(), self.engine, self.storage(), name, text).with_timeouts(t),
             )),
             other @ (Engine::Sqlite | Engine::Null) => {
                 anyhow::bail!("{other} is embedded, not a server engine")
             }
         }
-    }
-
-    fn flavor(&self) -> anyhow::Result<Flavor> {
-        flavor(self.engine)
     }
 
     fn storage(&self) -> Storage {
@@ -97,7 +93,7 @@ pub fn create_database(
         }
         // The storage engine plays no part in CREATE DATABASE.
         Engine::MariaDb | Engine::MySql => {
-            Mysql::new(admin.clone(), flavor(engine)?, Storage::InnoDb, "", "")
+            Mysql::new(admin.clone(), engine, Storage::InnoDb, "", "")
                 .with_timeouts(timeouts)
                 .connect()
                 .and_then(|mut c| {
@@ -109,8 +105,4 @@ pub fn create_database(
         }
     };
     made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
-}
-
-fn flavor(engine: Engine) -> anyhow::Result<Flavor> {
-    Flavor::of(engine).ok_or_else(|| anyhow::anyhow!("{engine} is not of the MySQL family"))
 }

@@ -91,48 +91,38 @@ const RELEASES: &[Release] = &[
 ];
 
 impl Release {
-    /// The packages of a build; the first is the one whose versions are offered.
-    fn packages(&self, build: DebianBuild) -> &'static [&'static str] {
-        match build {
-            DebianBuild::Postgres => self.postgres,
-            DebianBuild::MariaDb => self.mariadb,
-            DebianBuild::MySql => self.mysql,
+    /// The packages of an engine's build; the first is the one whose versions are offered.
+    /// Empty: the release has none (every release for an engine Debian does not package).
+    fn packages(&self, engine: Engine) -> &'static [&'static str] {
+        match engine {
+            Engine::Postgres => self.postgres,
+            Engine::MariaDb => self.mariadb,
+            Engine::MySql => self.mysql,
+            Engine::Sqlite | Engine::Null => &[],
         }
     }
 
-    /// The releases that package `build`, oldest first.
-    fn with(build: DebianBuild) -> impl Iterator<Item = &'static Release> {
+    /// The releases that package `engine`, oldest first.
+    fn with(engine: Engine) -> impl Iterator<Item = &'static Release> {
         RELEASES
             .iter()
-            .filter(move |r| !r.packages(build).is_empty())
+            .filter(move |r| !r.packages(engine).is_empty())
     }
 
-    /// "Debian (bullseye, bookworm, trixie)": where `build` comes from, for messages.
-    fn names(build: DebianBuild) -> String {
-        let names: Vec<&str> = Release::with(build).map(|r| r.name).collect();
+    /// "Debian (bullseye, bookworm, trixie)": where `engine`'s builds come from, for messages.
+    fn names(engine: Engine) -> String {
+        let names: Vec<&str> = Release::with(engine).map(|r| r.name).collect();
         format!("Debian ({})", names.join(", "))
     }
 }
 
-/// The engines Debian packages, each laid out its own way: the registry gives Debian builds
-/// to PostgreSQL, MariaDB and MySQL (`fetch::fetch` checks), and any other engine is refused
-/// here.
-#[derive(Clone, Copy)]
-enum DebianBuild {
-    Postgres,
-    MariaDb,
-    MySql,
-}
-
-fn debian_build(engine: Engine) -> anyhow::Result<DebianBuild> {
-    match engine {
-        Engine::Postgres => Ok(DebianBuild::Postgres),
-        Engine::MariaDb => Ok(DebianBuild::MariaDb),
-        Engine::MySql => Ok(DebianBuild::MySql),
-        Engine::Sqlite | Engine::Null => {
-            anyhow::bail!("Debian has no {} builds", engine.entry().product)
-        }
+/// `engine` when Debian packages it (the registry gives Debian builds to PostgreSQL, MariaDB
+/// and MySQL: `fetch::fetch` checks); any other engine is refused here.
+fn debian_build(engine: Engine) -> anyhow::Result<Engine> {
+    if Release::with(engine).next().is_none() {
+        anyhow::bail!("Debian has no {} builds", engine.entry().product)
     }
+    Ok(engine)
 }
 
 fn triplet() -> &'static str {
@@ -701,28 +691,12 @@ fn fetch_one(
             ),
         });
     }
-    let (basedir, server, expect) = match debian_build(engine)? {
-        DebianBuild::Postgres => {
-            let major = version.0[0];
-            let base = format!("usr/lib/postgresql/{major}");
-            let server = format!("{base}/bin/postgres");
-            (base, server, format!("PostgreSQL) {version}"))
-        }
-        DebianBuild::MariaDb => (
-            "usr".to_string(),
-            "usr/sbin/mariadbd".to_string(),
-            format!("{version}-MariaDB"),
-        ),
-        // `mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))`
-        DebianBuild::MySql => (
-            "usr".to_string(),
-            "usr/sbin/mysqld".to_string(),
-            format!("Ver {version}"),
-        ),
-    };
-    if engine == Engine::Postgres {
-        notes.push("JIT is unavailable: the LLVM libraries it loads are not fetched".into());
-    }
+    // Where the build's server is and how its --version names the version: its family's.
+    let layout = crate::server::flavor_of(debian_build(engine)?)
+        .ok_or_else(|| anyhow::anyhow!("{engine} is embedded: Debian has no server of it"))?
+        .debian_layout(engine, &version.to_string());
+    let (basedir, server, expect) = (layout.basedir, layout.server, layout.version_text);
+    notes.extend(layout.note.map(String::from));
     super::check_runs(&build.join(&server), &expect)?;
     let info = BuildInfo {
         schema: BUILD_SCHEMA,

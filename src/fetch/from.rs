@@ -12,7 +12,7 @@ use super::{
 };
 use crate::error::bad_input;
 use crate::safe_fs::tree::Rel;
-use crate::server::{layout, Kind};
+use crate::server::{layout, ServerEngine};
 
 fn is_url(s: &str) -> bool {
     s.starts_with("http://") || s.starts_with("https://")
@@ -36,7 +36,7 @@ pub fn fetch(
         Some(h) => return bad_input(format!("--sha256 {h} is not 64 hexadecimal digits")),
         None => None,
     };
-    let Some(kind) = Kind::of(req.engine) else {
+    let Some(kind) = ServerEngine::of(req.engine) else {
         return bad_input(format!(
             "{} is embedded: it has no builds to fetch",
             req.engine

@@ -5,17 +5,16 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Kind, Running};
-use crate::dbms::mysql_auth;
-use crate::dbms::mysql_wire::WireError;
+use super::flavor::Refusal;
+use super::{Running, ServerEngine};
 use crate::dbms::{Endpoint, Timeouts};
 
 /// One login attempt's deadline: the server already answers, so this is room for a busy host.
 const LOGIN: Duration = Duration::from_secs(10);
 
 /// The database a login goes to before the benchmark's exists.
-fn admin_database(kind: Kind) -> &'static str {
-    kind.facts().admin_database
+fn admin_database(server: ServerEngine) -> &'static str {
+    server.facts.admin_database
 }
 
 fn timeouts() -> Timeouts {
@@ -27,40 +26,25 @@ fn timeouts() -> Timeouts {
     }
 }
 
-/// A login attempt: Ok when the server let `ep` in; for the MySQL family the error tells a
-/// refusal (the server's ERR packet) from a server that is not answering yet.
-fn login(kind: Kind, ep: &Endpoint) -> Result<(), Refusal> {
-    match kind {
-        Kind::Postgres => crate::dbms::postgres::PgConn::connect_with(ep, timeouts())
-            .map(|_| ())
-            .map_err(|e| Refusal::Refused(e.message)),
-        Kind::MariaDb | Kind::MySql => match mysql_auth::connect(ep, timeouts()) {
-            Ok(_) => Ok(()),
-            Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
-            Err(e) => Err(Refusal::NotYet(e.to_string())),
-        },
-    }
-}
-
-enum Refusal {
-    Refused(String),
-    /// No answer yet: mysqld runs its init file before it greets its first connection.
-    NotYet(String),
+/// A login attempt: Ok when the server let `ep` in; the flavor tells a refusal from a server
+/// that is not answering yet.
+fn login(server: ServerEngine, ep: &Endpoint) -> Result<(), Refusal> {
+    server.flavor.login(ep, timeouts())
 }
 
 /// Checks that `r` lets dbperf in with its password (waiting until `deadline` for a server
 /// that is still running its init file) and refuses a login without one on both transports.
 pub fn check(r: &mut Running, deadline: Instant) -> anyhow::Result<()> {
-    let db = admin_database(r.kind);
+    let db = admin_database(r.server);
     let with = r.endpoint(false, db);
     loop {
-        match login(r.kind, &with) {
+        match login(r.server, &with) {
             Ok(()) => break,
             // A server that aborts after opening its port (an unknown option is read late)
             // is not worth waiting for.
             Err(Refusal::NotYet(_)) if !r.alive() => anyhow::bail!(
                 "{} exited during start-up; the end of its log ({}):\n{}",
-                r.kind.name(),
+                r.server.engine.name(),
                 r.log.display(),
                 r.log_tail(25)
             ),
@@ -70,7 +54,7 @@ pub fn check(r: &mut Running, deadline: Instant) -> anyhow::Result<()> {
             Err(Refusal::Refused(e) | Refusal::NotYet(e)) => anyhow::bail!(
                 "{} refused dbperf's login as {} with the instance's password: {}; the end of \
                  its log ({}):\n{}",
-                r.kind.name(),
+                r.server.engine.name(),
                 with.user,
                 r.redact(&e),
                 r.log.display(),
@@ -81,12 +65,12 @@ pub fn check(r: &mut Running, deadline: Instant) -> anyhow::Result<()> {
     for socket in [false, true] {
         let mut without = r.endpoint(socket, db);
         without.password = None;
-        if login(r.kind, &without).is_ok() {
+        if login(r.server, &without).is_ok() {
             anyhow::bail!(
                 "{} let {} in without a password ({}): the config must leave authentication to \
                  dbperf (no hba_file, skip_grant_tables or init_file), or every local user could \
                  log in",
-                r.kind.name(),
+                r.server.engine.name(),
                 without.user,
                 without.describe()
             );

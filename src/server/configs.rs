@@ -5,31 +5,29 @@
 use super::published::{self, Published};
 use super::render;
 use super::version::Version;
-use super::Kind;
+use super::ServerEngine;
+use crate::engines::Engine;
 use crate::error::bad_input;
 use crate::results::ConfigSource;
 
 /// The names of an engine's built-in configs: `default`, then the published ones
 /// (docs/configs.md).
-pub fn builtin_names(kind: Kind, rocksdb: bool) -> Vec<&'static str> {
-    let mut names = vec!["default"];
-    if matches!(kind, Kind::MariaDb | Kind::MySql) {
-        names.push("binlog");
-    }
-    names.extend(published::names(kind, rocksdb));
+pub fn builtin_names(server: ServerEngine, rocksdb: bool) -> Vec<&'static str> {
+    let mut names = server.flavor.builtin_names().to_vec();
+    names.extend(published::names(server.engine, rocksdb));
     names
 }
 
 /// The built-in published config `name` for the engine (`cx9a2`, `cz11a`), if it is one.
-pub fn published(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Published> {
-    published::find(kind, rocksdb, name)
+pub fn published(server: ServerEngine, rocksdb: bool, name: &str) -> Option<&'static Published> {
+    published::find(server.engine, rocksdb, name)
 }
 
 /// A built-in published config, for listing (`dbperf run --list-presets`).
 #[derive(Debug, Clone)]
 pub struct Listed {
     pub name: &'static str,
-    pub kind: Kind,
+    pub engine: Engine,
     pub rocksdb: bool,
     /// `12 to 18`.
     pub versions: &'static str,
@@ -43,7 +41,7 @@ pub fn published_list() -> Vec<Listed> {
         .iter()
         .map(|p| Listed {
             name: p.name,
-            kind: p.kind,
+            engine: p.engine,
             rocksdb: p.rocksdb,
             versions: p.versions,
             source: p.sources.last().map_or("", |s| s.path),
@@ -54,7 +52,7 @@ pub fn published_list() -> Vec<Listed> {
 /// What a server target asks to run with.
 #[derive(Debug, Clone, Copy)]
 pub struct Asked<'a> {
-    pub kind: Kind,
+    pub server: ServerEngine,
     pub rocksdb: bool,
     /// The config's name.
     pub name: &'a str,
@@ -86,7 +84,7 @@ pub fn choose(
         Some(_) => (a.base, true),
         None => (Some(a.name), false),
     };
-    if let Some(p) = base.and_then(|b| published(a.kind, a.rocksdb, b)) {
+    if let Some(p) = base.and_then(|b| published(a.server, a.rocksdb, b)) {
         let mut chosen = written(p, own, version, memory_kb(), cap)?;
         if let (true, Some(source)) = (extended, chosen.source.as_mut()) {
             source.extended_by = Some(extension(a.name, own, source));
@@ -95,8 +93,8 @@ pub fn choose(
     }
     let text = match (base, extended) {
         (None, _) => Some(own.to_string()),
-        (Some(b), true) => builtin_sized(a.kind, a.rocksdb, b, cap).map(|t| t + own),
-        (Some(b), false) => builtin_sized(a.kind, a.rocksdb, b, cap),
+        (Some(b), true) => builtin_sized(a.server, a.rocksdb, b, cap).map(|t| t + own),
+        (Some(b), false) => builtin_sized(a.server, a.rocksdb, b, cap),
     };
     match text {
         Some(text) => Ok(Chosen { text, source: None }),
@@ -148,122 +146,71 @@ fn extension(
 fn unknown(a: &Asked, name: &str) -> anyhow::Result<Chosen> {
     bad_input(format!(
         "unknown {} config '{name}': declare it as [config.{name}] in dbperf.toml; the built-in ones are {}",
-        a.kind.name(),
-        builtin_names(a.kind, a.rocksdb).join(", ")
+        a.server.engine.name(),
+        builtin_names(a.server, a.rocksdb).join(", ")
     ))
 }
 
-/// MySQL's connection limit under a cap (its performance schema grows with it).
-const MAX_CONNECTIONS_UNDER_CAP: u32 = 100;
-
 /// A built-in config's text, its memory sizes fitted to a cap (`--server-memory`): PostgreSQL's
-/// shared_buffers at most a quarter of it, InnoDB's buffer pool at most half, RocksDB's block
-/// cache at most a quarter (the rest of the cap holds the page cache, connections and the
-/// engine's other memory).
-fn builtin_sized(kind: Kind, rocksdb: bool, name: &str, cap: Option<u64>) -> Option<String> {
-    let text = builtin(kind, rocksdb, name)?;
+/// shared_buffers at most a quarter of it, InnoDB's buffer pool at most half (a quarter on
+/// MySQL), RocksDB's block cache at most a quarter (the rest of the cap holds the page cache,
+/// connections and the engine's other memory). The flavor names its settings.
+fn builtin_sized(
+    server: ServerEngine,
+    rocksdb: bool,
+    name: &str,
+    cap: Option<u64>,
+) -> Option<String> {
+    let text = builtin(server, rocksdb, name)?;
     let Some(cap) = cap else {
         return Some(text);
     };
-    // PostgreSQL's unit is MB (it refuses M); my.cnf's is M.
-    let unit = if kind == Kind::Postgres { "MB" } else { "M" };
-    // A share of 0 is a count, not a size: max_connections.
-    let fit = |text: String, setting: &str, default: u64, share: u64| {
-        let value = if share == 0 {
-            MAX_CONNECTIONS_UNDER_CAP.to_string()
-        } else {
-            format!(
-                "{}{unit}",
-                super::scale::under_cap(default, cap, share) >> 20
-            )
-        };
-        text.lines()
-            .map(|l| match l.split_once('=') {
-                Some((k, _)) if k.trim() == setting => {
-                    format!("# fitted to --server-memory\n{setting} = {value}")
-                }
-                _ => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-            + "\n"
+    let fit = Fit {
+        cap,
+        unit: server.flavor.size_unit(),
     };
-    Some(match (kind, rocksdb) {
-        (Kind::Postgres, _) => fit(text, "shared_buffers", 512 << 20, 4),
-        (Kind::MariaDb, false) => fit(text, "innodb_buffer_pool_size", 1 << 30, 2),
-        // MySQL sizes its performance schema by max_connections: with 500 a 200k-row load under
-        // 512 MiB held 521 MiB of private memory and was killed. A quarter for the pool, and
-        // 100 connections (a sweep past them is refused before it runs).
-        (Kind::MySql, false) => fit(
-            fit(text, "innodb_buffer_pool_size", 1 << 30, 4),
-            "max_connections",
-            0,
-            0,
-        ),
-        (_, true) => fit(
-            fit(text, "rocksdb_block_cache_size", 1 << 30, 4),
-            "innodb_buffer_pool_size",
-            64 << 20,
-            8,
-        ),
-    })
+    Some(server.flavor.fit_to_cap(server.engine, rocksdb, text, &fit))
+}
+
+/// Sets a built-in config's settings for a memory cap, each line it names replaced by a
+/// commented one.
+pub struct Fit {
+    cap: u64,
+    /// PostgreSQL's unit is MB (it refuses M); my.cnf's is M.
+    unit: &'static str,
+}
+
+impl Fit {
+    /// `setting` at most 1/`share` of the cap, `default` (its size in the text) otherwise.
+    pub fn size(&self, text: String, setting: &str, default: u64, share: u64) -> String {
+        let mib = super::scale::under_cap(default, self.cap, share) >> 20;
+        fitted(text, setting, &format!("{mib}{}", self.unit))
+    }
+
+    /// `setting`, a count, set to `n`.
+    pub fn count(&self, text: String, setting: &str, n: u32) -> String {
+        fitted(text, setting, &n.to_string())
+    }
+}
+
+fn fitted(text: String, setting: &str, value: &str) -> String {
+    text.lines()
+        .map(|l| match l.split_once('=') {
+            Some((k, _)) if k.trim() == setting => {
+                format!("# fitted to --server-memory\n{setting} = {value}")
+            }
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
 
 /// The text of a built-in config that is not a published one (`default`, the MySQL family's
 /// `binlog`) for an engine.
-pub fn builtin(kind: Kind, rocksdb: bool, name: &str) -> Option<String> {
-    match (name, kind) {
-        ("default", _) => Some(default(kind, rocksdb)),
-        // MySQL's own default: the binary log on and synced at every commit, as a replica
-        // source runs; `default` turns it off so MySQL and MariaDB are compared alike.
-        ("binlog", Kind::MariaDb | Kind::MySql) => {
-            Some(default(kind, rocksdb).replace("skip_log_bin\n", "log_bin\nsync_binlog = 1\n"))
-        }
-        _ => None,
-    }
+pub fn builtin(server: ServerEngine, rocksdb: bool, name: &str) -> Option<String> {
+    server.flavor.builtin(server.engine, rocksdb, name)
 }
-
-fn default(kind: Kind, rocksdb: bool) -> String {
-    match (kind, rocksdb) {
-        (Kind::Postgres, _) => "\
-shared_buffers = 512MB
-max_connections = 200
-fsync = on
-synchronous_commit = on
-full_page_writes = on
-wal_compression = off
-max_wal_size = 4GB
-min_wal_size = 1GB
-checkpoint_timeout = 15min
-autovacuum = on
-"
-        .to_string(),
-        (Kind::MariaDb, false) => INNODB_DEFAULT.to_string(),
-        // innodb_log_file_size is gone in MySQL 9 (8.0.30 replaced it); the same 512 MB of
-        // redo as MariaDB's single log file.
-        (Kind::MySql, false) => INNODB_DEFAULT.replace(
-            "innodb_log_file_size = 512M",
-            "innodb_redo_log_capacity = 512M",
-        ),
-        (Kind::MariaDb | Kind::MySql, true) => "\
-rocksdb_block_cache_size = 1G
-rocksdb_flush_log_at_trx_commit = 1
-innodb_buffer_pool_size = 64M
-skip_log_bin
-max_connections = 500
-"
-        .to_string(),
-    }
-}
-
-const INNODB_DEFAULT: &str = "\
-innodb_buffer_pool_size = 1G
-innodb_log_file_size = 512M
-innodb_flush_log_at_trx_commit = 1
-innodb_doublewrite = 1
-skip_log_bin
-max_connections = 500
-";
 
 /// my.cnf lines as mysqld command-line options (every server runs with --no-defaults).
 pub fn mycnf_options(text: &str) -> Vec<String> {
@@ -353,19 +300,25 @@ const POSTGRES_OWNED: &[&str] = &[
 
 /// The first setting of `text` that a config may not set (`MYSQL_OWNED`, `POSTGRES_OWNED`),
 /// however it is spelt (`bind-address`, `loose_bind_address`, `Listen_Addresses`).
-pub fn owned_setting(kind: Kind, text: &str) -> Option<String> {
-    if kind == Kind::Postgres {
-        // A name is the identifier a line starts with: `hba_file'x'`, `port=1` and
-        // `include 'f'` all name theirs.
-        return text
-            .lines()
-            .map(|l| l.trim_start())
-            .map(|l| {
-                let end = l.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
-                l[..end.unwrap_or(l.len())].to_ascii_lowercase()
-            })
-            .find(|n| POSTGRES_OWNED.contains(&n.as_str()));
-    }
+pub fn owned_setting(server: ServerEngine, text: &str) -> Option<String> {
+    server.flavor.owned_setting(text)
+}
+
+/// `owned_setting` in postgresql.conf's syntax.
+pub fn postgres_owned(text: &str) -> Option<String> {
+    // A name is the identifier a line starts with: `hba_file'x'`, `port=1` and `include 'f'`
+    // all name theirs.
+    text.lines()
+        .map(|l| l.trim_start())
+        .map(|l| {
+            let end = l.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+            l[..end.unwrap_or(l.len())].to_ascii_lowercase()
+        })
+        .find(|n| POSTGRES_OWNED.contains(&n.as_str()))
+}
+
+/// `owned_setting` in my.cnf's syntax.
+pub fn mycnf_owned(text: &str) -> Option<String> {
     // mysqld takes any unambiguous prefix of an option's name (`bind` is bind-address,
     // `skip-grant` skip-grant-tables), after `loose-`, `enable-` and the like.
     mysql_names(text).into_iter().find_map(|n| {
@@ -396,8 +349,8 @@ fn mysql_names(text: &str) -> Vec<String> {
 
 /// The connections a server started with the config `text` takes: its `max_connections`
 /// (the last one given), else the engine's default (PostgreSQL 100, MariaDB and MySQL 151).
-pub fn max_connections(kind: Kind, text: &str) -> u64 {
-    let mut v = if kind == Kind::Postgres { 100 } else { 151 };
+pub fn max_connections(server: ServerEngine, text: &str) -> u64 {
+    let mut v = server.flavor.default_max_connections();
     for line in text.lines() {
         let l = line.split('#').next().unwrap_or_default().trim();
         let Some((k, value)) = l.split_once('=') else {
@@ -422,6 +375,10 @@ pub fn mycnf_sets(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn se(e: Engine) -> ServerEngine {
+        ServerEngine::of(e).unwrap()
+    }
 
     #[test]
     fn the_install_step_gets_the_options_that_lay_out_the_files() {
@@ -448,80 +405,108 @@ mod tests {
     fn settings_that_decide_who_reaches_the_server_are_dbperfs() {
         for (kind, text, owned) in [
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
                 "bind-address=0.0.0.0\n",
                 Some("bind_address"),
             ),
             (
-                Kind::MySql,
+                se(Engine::MySql),
                 "loose_bind_address = ::\n",
                 Some("bind_address"),
             ),
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
                 "skip-grant-tables\n",
                 Some("skip_grant_tables"),
             ),
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
                 "enable-skip-grant-tables\n",
                 Some("skip_grant_tables"),
             ),
-            (Kind::MySql, "init-file=/tmp/x.sql\n", Some("init_file")),
-            (Kind::MariaDb, "skip_log_bin\nport=3307\n", Some("port")),
             (
-                Kind::Postgres,
+                se(Engine::MySql),
+                "init-file=/tmp/x.sql\n",
+                Some("init_file"),
+            ),
+            (
+                se(Engine::MariaDb),
+                "skip_log_bin\nport=3307\n",
+                Some("port"),
+            ),
+            (
+                se(Engine::Postgres),
                 "Listen_Addresses = '*'\n",
                 Some("listen_addresses"),
             ),
-            (Kind::Postgres, "hba_file '/tmp/trust'\n", Some("hba_file")),
             (
-                Kind::Postgres,
+                se(Engine::Postgres),
+                "hba_file '/tmp/trust'\n",
+                Some("hba_file"),
+            ),
+            (
+                se(Engine::Postgres),
                 "include_dir 'conf.d'\n",
                 Some("include_dir"),
             ),
-            (Kind::MariaDb, "bind = 0.0.0.0\n", Some("bind_address")),
-            (Kind::MariaDb, "loose-bind-addr=::\n", Some("bind_address")),
-            (Kind::MariaDb, "skip-grant\n", Some("skip_grant_tables")),
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
+                "bind = 0.0.0.0\n",
+                Some("bind_address"),
+            ),
+            (
+                se(Engine::MariaDb),
+                "loose-bind-addr=::\n",
+                Some("bind_address"),
+            ),
+            (
+                se(Engine::MariaDb),
+                "skip-grant\n",
+                Some("skip_grant_tables"),
+            ),
+            (
+                se(Engine::MariaDb),
                 "skip_grant_table\n",
                 Some("skip_grant_tables"),
             ),
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
                 "enable-skip-grant\n",
                 Some("skip_grant_tables"),
             ),
-            (Kind::MariaDb, "init-fil=/x\n", Some("init_file")),
-            (Kind::MariaDb, "sock=/x\n", Some("socket")),
-            (Kind::MariaDb, "extra-por=13306\n", Some("extra_port")),
-            (Kind::Postgres, "hba_file'/tmp/trust'\n", Some("hba_file")),
-            (Kind::Postgres, "include'x'\n", Some("include")),
+            (se(Engine::MariaDb), "init-fil=/x\n", Some("init_file")),
+            (se(Engine::MariaDb), "sock=/x\n", Some("socket")),
+            (se(Engine::MariaDb), "extra-por=13306\n", Some("extra_port")),
             (
-                Kind::Postgres,
+                se(Engine::Postgres),
+                "hba_file'/tmp/trust'\n",
+                Some("hba_file"),
+            ),
+            (se(Engine::Postgres), "include'x'\n", Some("include")),
+            (
+                se(Engine::Postgres),
                 "include_if_exists'x'\n",
                 Some("include_if_exists"),
             ),
             (
-                Kind::Postgres,
+                se(Engine::Postgres),
                 "listen_addresses'*'\n",
                 Some("listen_addresses"),
             ),
             (
-                Kind::Postgres,
+                se(Engine::Postgres),
                 "# port = 1\nshared_buffers = 1GB # port\n",
                 None,
             ),
             (
-                Kind::MariaDb,
+                se(Engine::MariaDb),
                 "skip_log_bin\ninnodb_buffer_pool_size = 1G\n",
                 None,
             ),
         ] {
             assert_eq!(owned_setting(kind, text).as_deref(), owned, "{text}");
         }
-        for kind in [Kind::Postgres, Kind::MariaDb, Kind::MySql] {
+        for kind in [se(Engine::Postgres), se(Engine::MariaDb), se(Engine::MySql)] {
             for rocksdb in [false, true] {
                 for name in builtin_names(kind, rocksdb) {
                     if let Some(t) = builtin(kind, rocksdb, name) {
@@ -534,14 +519,17 @@ mod tests {
 
     #[test]
     fn max_connections_is_the_configs_last_or_the_engines_default() {
-        assert_eq!(max_connections(Kind::Postgres, ""), 100);
-        assert_eq!(max_connections(Kind::MariaDb, "skip_log_bin\n"), 151);
+        assert_eq!(max_connections(se(Engine::Postgres), ""), 100);
+        assert_eq!(max_connections(se(Engine::MariaDb), "skip_log_bin\n"), 151);
         assert_eq!(
-            max_connections(Kind::MariaDb, "max_connections = 500\nmax-connections=20\n"),
+            max_connections(
+                se(Engine::MariaDb),
+                "max_connections = 500\nmax-connections=20\n"
+            ),
             20
         );
         assert_eq!(
-            max_connections(Kind::Postgres, "max_connections = '50' # x\n"),
+            max_connections(se(Engine::Postgres), "max_connections = '50' # x\n"),
             50
         );
     }
@@ -552,9 +540,9 @@ mod tests {
         assert_eq!(o, ["--innodb_buffer_pool_size=1G", "--skip_log_bin"]);
     }
 
-    fn asked<'a>(kind: Kind, rocksdb: bool, name: &'a str) -> Asked<'a> {
+    fn asked<'a>(server: ServerEngine, rocksdb: bool, name: &'a str) -> Asked<'a> {
         Asked {
-            kind,
+            server,
             rocksdb,
             name,
             text: None,
@@ -572,7 +560,7 @@ mod tests {
         let a = Asked {
             text: Some("# small\nshared_buffers = 1GB\n"),
             base: Some("cx9a2"),
-            ..asked(Kind::Postgres, false, "small")
+            ..asked(se(Engine::Postgres), false, "small")
         };
         let c = choose(&a, || Ok(Version::new(16, 4, 0)), || 24 << 20).unwrap();
         let s = c.source.unwrap();
@@ -582,7 +570,7 @@ mod tests {
         assert_eq!(e.overrides, ["shared_buffers"]);
         assert!(c.text.ends_with("shared_buffers = 1GB\n"), "{}", c.text);
         let plain = choose(
-            &asked(Kind::Postgres, false, "cx9a2"),
+            &asked(se(Engine::Postgres), false, "cx9a2"),
             || Ok(Version::new(16, 4, 0)),
             || 24 << 20,
         )
@@ -593,11 +581,11 @@ mod tests {
     #[test]
     fn an_unknown_config_is_refused_with_the_built_in_names() {
         for (kind, rocksdb, list) in [
-            (Kind::Postgres, false, "default, cx9a2, cx10a, cx10b"),
-            (Kind::MariaDb, false, "default, binlog, cz11a, cz10a"),
-            (Kind::MariaDb, true, "default, binlog, cza1"),
+            (se(Engine::Postgres), false, "default, cx9a2, cx10a, cx10b"),
+            (se(Engine::MariaDb), false, "default, binlog, cz11a, cz10a"),
+            (se(Engine::MariaDb), true, "default, binlog, cza1"),
             (
-                Kind::MySql,
+                se(Engine::MySql),
                 false,
                 "default, binlog, cz11a, cz10a, cz12a, cz13a",
             ),
@@ -615,7 +603,7 @@ mod tests {
     #[test]
     fn a_published_config_is_written_for_the_version_and_host_and_a_files_text_stays_its_own() {
         let c = choose(
-            &asked(Kind::Postgres, false, "cx9a2_c8r32"),
+            &asked(se(Engine::Postgres), false, "cx9a2_c8r32"),
             || Ok(Version::new(16, 4, 0)),
             || 24_683_652,
         )
@@ -628,7 +616,7 @@ mod tests {
             &Asked {
                 text: Some(own),
                 base: Some("cx9a2"),
-                ..asked(Kind::Postgres, false, "mine")
+                ..asked(se(Engine::Postgres), false, "mine")
             },
             || Ok(Version::new(13, 23, 0)),
             || 24_683_652,
@@ -643,25 +631,25 @@ mod tests {
         let c = choose(
             &Asked {
                 text: Some("x = 1\n"),
-                ..asked(Kind::Postgres, false, "cx9a2")
+                ..asked(se(Engine::Postgres), false, "cx9a2")
             },
             never,
             || 1,
         )
         .unwrap();
         assert_eq!((c.text.as_str(), c.source), ("x = 1\n", None));
-        let d = choose(&asked(Kind::MariaDb, true, "default"), never, || 1).unwrap();
+        let d = choose(&asked(se(Engine::MariaDb), true, "default"), never, || 1).unwrap();
         assert!(d.text.starts_with("rocksdb_block_cache_size = 1G"));
         // The version decides, and it cannot always be known.
         let e = choose(
-            &asked(Kind::MySql, false, "cz11a"),
+            &asked(se(Engine::MySql), false, "cz11a"),
             || crate::error::bad_input("cannot tell the version"),
             || 24_683_652,
         )
         .unwrap_err();
         assert!(crate::error::is_bad_input(&e));
         let e = choose(
-            &asked(Kind::MySql, false, "cz11a"),
+            &asked(se(Engine::MySql), false, "cz11a"),
             || Ok(Version::new(9, 7, 4)),
             || 0,
         )
@@ -673,52 +661,52 @@ mod tests {
     /// did not start.
     #[test]
     fn default_configs_fit_a_cap_in_each_servers_units() {
-        let pg = builtin_sized(Kind::Postgres, false, "default", Some(256 << 20)).unwrap();
+        let pg = builtin_sized(se(Engine::Postgres), false, "default", Some(256 << 20)).unwrap();
         assert!(pg.contains("\nshared_buffers = 64MB\n"), "{pg}");
         assert!(!pg.contains("512MB"), "{pg}");
-        let my = builtin_sized(Kind::MySql, false, "default", Some(256 << 20)).unwrap();
+        let my = builtin_sized(se(Engine::MySql), false, "default", Some(256 << 20)).unwrap();
         assert!(my.contains("\ninnodb_buffer_pool_size = 64M\n"), "{my}");
         assert!(my.contains("\nmax_connections = 100\n"), "{my}");
-        let maria = builtin_sized(Kind::MariaDb, false, "default", Some(256 << 20)).unwrap();
+        let maria = builtin_sized(se(Engine::MariaDb), false, "default", Some(256 << 20)).unwrap();
         assert!(
             maria.contains("\ninnodb_buffer_pool_size = 128M\n"),
             "{maria}"
         );
-        let rocks = builtin_sized(Kind::MariaDb, true, "default", Some(256 << 20)).unwrap();
+        let rocks = builtin_sized(se(Engine::MariaDb), true, "default", Some(256 << 20)).unwrap();
         assert!(
             rocks.contains("rocksdb_block_cache_size = 64M\n"),
             "{rocks}"
         );
         // A cap above the default leaves it as it is.
-        let big = builtin_sized(Kind::Postgres, false, "default", Some(8 << 30)).unwrap();
+        let big = builtin_sized(se(Engine::Postgres), false, "default", Some(8 << 30)).unwrap();
         assert!(big.contains("shared_buffers = 512MB"), "{big}");
     }
 
     #[test]
     fn durability_and_binlog_are_explicit() {
         for (k, r) in [
-            (Kind::MariaDb, false),
-            (Kind::MySql, false),
-            (Kind::MariaDb, true),
+            (se(Engine::MariaDb), false),
+            (se(Engine::MySql), false),
+            (se(Engine::MariaDb), true),
         ] {
             let t = builtin(k, r, "default").unwrap();
             assert!(
                 t.contains("skip_log_bin") && t.contains("flush_log_at_trx_commit = 1"),
                 "{t}"
             );
-            let redo = if k == Kind::MySql {
+            let redo = if k.engine == Engine::MySql {
                 "innodb_redo_log_capacity = 512M"
             } else {
                 "innodb_log_file_size = 512M"
             };
             assert!(r || t.contains(redo), "{t}");
         }
-        assert!(builtin(Kind::Postgres, false, "default")
+        assert!(builtin(se(Engine::Postgres), false, "default")
             .unwrap()
             .contains("synchronous_commit = on"));
-        assert!(builtin(Kind::Postgres, false, "cx1").is_none());
-        assert!(builtin(Kind::Postgres, false, "binlog").is_none());
-        for (k, r) in [(Kind::MySql, false), (Kind::MariaDb, true)] {
+        assert!(builtin(se(Engine::Postgres), false, "cx1").is_none());
+        assert!(builtin(se(Engine::Postgres), false, "binlog").is_none());
+        for (k, r) in [(se(Engine::MySql), false), (se(Engine::MariaDb), true)] {
             let t = builtin(k, r, "binlog").unwrap();
             assert!(
                 !t.contains("skip_log_bin") && t.contains("log_bin\nsync_binlog = 1"),

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Kind;
+use super::ServerEngine;
+use crate::engines::{Engine, MySqlInit};
 use crate::error::bad_input;
 
 /// PostgreSQL's server binary.
@@ -22,6 +23,17 @@ pub struct Layout {
     /// The error-message directory of a MySQL-family basedir: Debian's binaries unpacked
     /// elsewhere (dbperf fetch) would otherwise read the installed server's errmsg.sys.
     pub lc_messages_dir: Option<PathBuf>,
+}
+
+/// Where a Debian package of a server keeps it (paths relative to the unpacked build).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebianLayout {
+    pub basedir: String,
+    pub server: String,
+    /// What the server's `--version` says of the version.
+    pub version_text: String,
+    /// What a person should know of such a build (build.json's notes).
+    pub note: Option<&'static str>,
 }
 
 fn first_existing(cands: &[PathBuf]) -> Option<PathBuf> {
@@ -58,17 +70,14 @@ fn is_mariadb(server: &Path) -> bool {
         .unwrap_or(false)
 }
 
-pub fn find(kind: Kind, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<Layout> {
+pub fn find(server: ServerEngine, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<Layout> {
     // Servers run in their basedir or datadir, where a relative path would point elsewhere.
     let path = path
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| anyhow::anyhow!("cannot resolve the binaries path: {e}"))?;
     let path = path.as_deref();
-    let layout = match kind {
-        Kind::Postgres => find_postgres(path)?,
-        Kind::MariaDb | Kind::MySql => find_mysql(kind, path)?,
-    };
+    let layout = server.flavor.find_layout(server.engine, path)?;
     if rocksdb {
         // Debian's compiled-in plugin directory applies to Debian's binaries only.
         let dir = layout.plugin_dir.clone().unwrap_or_else(|| {
@@ -88,7 +97,7 @@ pub fn find(kind: Kind, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<La
     Ok(layout)
 }
 
-fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
+pub fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
     let bin =
         match path {
             Some(p) if p.join("bin/postgres").is_file() => p.join("bin"),
@@ -123,8 +132,14 @@ fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
     })
 }
 
-fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
-    let what = kind.name();
+/// A MySQL-family server's binaries. An engine made by `mysqld --initialize` needs a server of
+/// the Oracle MySQL lineage: MariaDB's has no such option, and is refused.
+pub fn find_mysql(engine: Engine, path: Option<&Path>) -> anyhow::Result<Layout> {
+    let what = engine.name();
+    let initialize = match engine.mysql().map(|m| m.init) {
+        Some(MySqlInit::Initialize) => true,
+        Some(MySqlInit::InstallScript) | None => false,
+    };
     match path {
         None => {
             let server = first_existing(&[
@@ -140,13 +155,14 @@ fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
                 ));
             };
             let maria = is_mariadb(&server);
-            if kind == Kind::MySql && maria {
+            if initialize && maria {
                 return bad_input(format!(
-                    "{} is MariaDB, not Oracle MySQL; name a MySQL basedir with --target mysql@/path",
-                    server.display()
+                    "{} is MariaDB, not {}; name a MySQL basedir with --target {what}@/path",
+                    server.display(),
+                    engine.entry().product
                 ));
             }
-            let init = if kind == Kind::MySql {
+            let init = if initialize {
                 server.clone()
             } else {
                 match first_existing(&[
@@ -181,7 +197,7 @@ fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
                     p.display()
                 ));
             };
-            let init = if kind == Kind::MySql {
+            let init = if initialize {
                 server.clone()
             } else {
                 match first_existing(&[
@@ -224,6 +240,10 @@ fn find_mysql(kind: Kind, path: Option<&Path>) -> anyhow::Result<Layout> {
 mod tests {
     use super::*;
 
+    fn find(engine: Engine, path: Option<&Path>, rocksdb: bool) -> anyhow::Result<Layout> {
+        super::find(ServerEngine::of(engine).unwrap(), path, rocksdb)
+    }
+
     fn touch(p: &Path) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, b"").unwrap();
@@ -234,11 +254,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         touch(&d.path().join("bin/postgres"));
         touch(&d.path().join("bin/initdb"));
-        let l = find(Kind::Postgres, Some(d.path()), false).unwrap();
+        let l = find(Engine::Postgres, Some(d.path()), false).unwrap();
         assert_eq!(l.server, d.path().join("bin/postgres"));
-        let l2 = find(Kind::Postgres, Some(&d.path().join("bin")), false).unwrap();
+        let l2 = find(Engine::Postgres, Some(&d.path().join("bin")), false).unwrap();
         assert_eq!(l, l2);
-        let e = find(Kind::Postgres, Some(&d.path().join("nope")), false).unwrap_err();
+        let e = find(Engine::Postgres, Some(&d.path().join("nope")), false).unwrap_err();
         assert!(crate::error::is_bad_input(&e));
     }
 
@@ -248,11 +268,11 @@ mod tests {
         touch(&d.path().join("bin/mariadbd"));
         touch(&d.path().join("scripts/mariadb-install-db"));
         touch(&d.path().join("lib/plugin/ha_rocksdb.so"));
-        let l = find(Kind::MariaDb, Some(d.path()), true).unwrap();
+        let l = find(Engine::MariaDb, Some(d.path()), true).unwrap();
         assert_eq!(l.lc_messages_dir, None);
         // An unpacked Debian usr/ reads its own error messages, not the installed server's.
         touch(&d.path().join("share/mariadb/english/errmsg.sys"));
-        let l = find(Kind::MariaDb, Some(d.path()), true).unwrap();
+        let l = find(Engine::MariaDb, Some(d.path()), true).unwrap();
         assert_eq!(l.lc_messages_dir, Some(d.path().join("share/mariadb")));
         assert_eq!(l.init, d.path().join("scripts/mariadb-install-db"));
         assert_eq!(l.plugin_dir, Some(d.path().join("lib/plugin")));
@@ -263,9 +283,9 @@ mod tests {
     fn oracle_mysql_initialises_with_mysqld_itself() {
         let d = tempfile::tempdir().unwrap();
         touch(&d.path().join("bin/mysqld"));
-        let l = find(Kind::MySql, Some(d.path()), false).unwrap();
+        let l = find(Engine::MySql, Some(d.path()), false).unwrap();
         assert_eq!(l.init, l.server);
-        let e = find(Kind::MySql, Some(d.path()), true).unwrap_err();
+        let e = find(Engine::MySql, Some(d.path()), true).unwrap_err();
         assert!(e.to_string().contains("ha_rocksdb.so"), "{e}");
     }
 }

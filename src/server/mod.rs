@@ -5,8 +5,11 @@
 mod access;
 pub mod cgroup;
 pub mod configs;
+pub mod flavor;
 pub mod identity;
 pub mod layout;
+mod mysql_family;
+mod postgres;
 pub mod probe;
 pub mod process;
 mod published;
@@ -22,60 +25,45 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::dbms::{Endpoint, Transport};
-use crate::engines::{Engine, ServerFacts};
+use crate::engines::{Engine, Family, ServerFacts};
 use crate::safe_fs::{self, Also, Dir};
+use flavor::{Flavor, Places};
 use identity::Identity;
 use layout::Layout;
 use process::User;
 use secret::{ClientFiles, Password};
 
-/// The engines dbperf manages as servers: what differs in how each is initialised and started.
-/// The rest of what the crate knows of them (users, ports, signals) is their registry entry's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Postgres,
-    MariaDb,
-    MySql,
+/// The flavor of a server engine's family (flavor.rs); None for an embedded engine. The one
+/// place a family is turned into its server management: a new family fails to compile here.
+pub fn flavor_of(engine: Engine) -> Option<&'static dyn Flavor> {
+    match engine.family() {
+        Family::Embedded => None,
+        Family::Postgres => Some(&postgres::Postgres),
+        Family::MySql => Some(&mysql_family::MySqlFamily),
+    }
 }
 
-impl Kind {
-    /// The kind of a server engine; None for an embedded one.
-    pub fn of(engine: Engine) -> Option<Kind> {
-        match engine {
-            Engine::Postgres => Some(Kind::Postgres),
-            Engine::MariaDb => Some(Kind::MariaDb),
-            Engine::MySql => Some(Kind::MySql),
-            Engine::Sqlite | Engine::Null => None,
-        }
-    }
+/// A server engine dbperf manages: the engine, its registry entry's server facts and its
+/// family's flavor, found together once.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerEngine {
+    pub engine: Engine,
+    pub facts: &'static ServerFacts,
+    pub flavor: &'static dyn Flavor,
+}
 
-    pub fn engine(self) -> Engine {
-        match self {
-            Kind::Postgres => Engine::Postgres,
-            Kind::MariaDb => Engine::MariaDb,
-            Kind::MySql => Engine::MySql,
-        }
+impl ServerEngine {
+    /// The server engine `engine` is; None for an embedded one.
+    pub fn of(engine: Engine) -> Option<ServerEngine> {
+        Some(ServerEngine {
+            engine,
+            facts: engine.server()?,
+            flavor: flavor_of(engine)?,
+        })
     }
 
     pub fn name(self) -> &'static str {
-        self.engine().name()
-    }
-
-    /// The command-line client each build ships, for a person to connect by hand.
-    pub fn client_program(self) -> &'static str {
-        match self {
-            Kind::Postgres => "psql",
-            Kind::MariaDb => "mariadb", // a program's name, not an engine's
-            Kind::MySql => "mysql",     // a program's name, not an engine's
-        }
-    }
-
-    /// Its registry entry's server facts (every kind is a server engine: `of`).
-    pub fn facts(self) -> &'static ServerFacts {
-        match self.engine().server() {
-            Some(f) => f,
-            None => unreachable!("Kind::of gives a kind only to server engines"),
-        }
+        self.engine.name()
     }
 }
 
@@ -84,7 +72,7 @@ impl Kind {
 pub struct Plan {
     /// The target's name, for the registry.
     pub target: String,
-    pub kind: Kind,
+    pub server: ServerEngine,
     pub rocksdb: bool,
     pub layout: Layout,
     pub config_name: String,
@@ -116,7 +104,7 @@ pub struct MemoryCap {
 
 /// A server dbperf started. Stopped on drop, whatever happened in between.
 pub struct Running {
-    pub kind: Kind,
+    pub server: ServerEngine,
     child: Child,
     pub pid: u32,
     pub datadir: PathBuf,
@@ -142,19 +130,6 @@ pub struct Running {
 
 /// A server's cgroup name: its target and port (unique among the servers running), as a plain
 /// name.
-/// The smallest cap a server of `kind` runs under: PostgreSQL started and went IO-bound at
-/// 64 MiB; MariaDB, whose InnoDB takes about 33 MiB beside its buffer pool and the dirty pages
-/// of its redo log, was killed by the kernel at 64, 96 and 128 MiB and ran at 256; MySQL 9.7
-/// held 770 MiB with a 256 MiB pool (its performance schema and other buffers) and was killed
-/// at 384 and 512 MiB.
-fn least_cap(kind: Kind) -> u64 {
-    match kind {
-        Kind::Postgres => 64 << 20,
-        Kind::MariaDb => 256 << 20,
-        Kind::MySql => 1 << 30,
-    }
-}
-
 fn cap_name(target: &str, port: u16) -> String {
     let t: String = target
         .chars()
@@ -191,7 +166,7 @@ impl Running {
         };
         Endpoint {
             transport,
-            user: self.kind.facts().admin_user.into(),
+            user: self.server.facts.admin_user.into(),
             password: Some(self.password.as_str().to_string()),
             database: database.into(),
         }
@@ -227,7 +202,7 @@ impl Running {
         if let Some(s) = &self.stopped {
             return s.clone();
         }
-        let sig = self.kind.facts().stop_signal;
+        let sig = self.server.facts.stop_signal;
         let how = process::stop(&mut self.child, sig, Duration::from_secs(120));
         self.stopped = Some(how.clone());
         if let Some(d) = self.temp_rundir.take() {
@@ -333,8 +308,8 @@ fn run_dir(instance: &Dir, user: Option<&User>) -> anyhow::Result<(PathBuf, bool
 /// (PostgreSQL's immediate shutdown: SIGQUIT, the postmaster ends every backend, even one in a
 /// long statement, and removes its shared memory; the MySQL family is one process, and its
 /// data is of no use any more: SIGKILL).
-fn death_signal(kind: Kind) -> i32 {
-    kind.facts().kill_signal
+fn death_signal(server: ServerEngine) -> i32 {
+    server.facts.kill_signal
 }
 
 /// What a target asks of a managed server (`spec::target::Target::server_wanted`). The server
@@ -365,7 +340,7 @@ pub struct Wanted<'a> {
 /// The server's version: the build's recorded one, else what its binary says (run as the
 /// server's user, like every probe).
 fn server_version(
-    kind: Kind,
+    server: ServerEngine,
     known: Option<&str>,
     layout: &Layout,
     user: Option<&User>,
@@ -373,10 +348,7 @@ fn server_version(
     // A build named by a prefix (`--from` with `8.0`) records only that much; the binary
     // knows the rest, and a published config's settings can turn on the patch (8.0.30).
     // PostgreSQL's releases have two numbers since 10, the MySQL family's three.
-    let parts = match kind {
-        Kind::Postgres => 2,
-        Kind::MariaDb | Kind::MySql => 3,
-    };
+    let parts = server.flavor.version_parts();
     let precise = |v: &&str| v.split('.').filter(|p| !p.is_empty()).count() >= parts;
     let known = known.filter(precise);
     if let Some(v) = known.and_then(version::Version::find) {
@@ -402,16 +374,16 @@ impl Plan {
         ready_timeout: Duration,
         interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     ) -> anyhow::Result<Plan> {
-        let Some(kind) = Kind::of(t.engine) else {
+        let Some(server) = ServerEngine::of(t.engine) else {
             return crate::error::bad_input(format!(
                 "{} is embedded: dbperf starts no server for it",
                 t.engine
             ));
         };
-        let layout = layout::find(kind, t.binaries, t.rocksdb)?;
+        let layout = layout::find(server, t.binaries, t.rocksdb)?;
         let config = t.config_name;
         let asked = configs::Asked {
-            kind,
+            server,
             rocksdb: t.rocksdb,
             name: config,
             text: t.config_text,
@@ -419,7 +391,7 @@ impl Plan {
             cap: t.memory,
         };
         if let Some(bytes) = t.memory {
-            let least = least_cap(kind);
+            let least = server.facts.least_memory_cap;
             if bytes < least {
                 return crate::error::bad_input(format!(
                     "--server-memory {} MiB is too little for {}: its server needs at least {} \
@@ -441,14 +413,14 @@ impl Plan {
         // Under a cap a config is sized for the cap, not for the host.
         let chosen = configs::choose(
             &asked,
-            || server_version(kind, t.version, &layout, user.as_ref()),
+            || server_version(server, t.version, &layout, user.as_ref()),
             || match t.memory {
                 Some(bytes) => bytes >> 10,
                 None => crate::host::memory_kb(&Default::default()),
             },
         )?;
         let config_text = chosen.text;
-        if let Some(name) = configs::owned_setting(kind, &config_text) {
+        if let Some(name) = configs::owned_setting(server, &config_text) {
             return crate::error::bad_input(format!(
                 "{} config '{}' sets {name}: a managed server's addresses, port, socket, logins \
                  and init file are dbperf's own (loopback only, a password on every login), so \
@@ -458,7 +430,7 @@ impl Plan {
         }
         Ok(Plan {
             target: t.target_name.to_string(),
-            kind,
+            server,
             rocksdb: t.rocksdb,
             layout,
             config_name: config.to_string(),
@@ -478,7 +450,7 @@ impl Plan {
             process::Lifetime::MayOutlive
         } else {
             process::Lifetime::DiesWithDbperf {
-                signal: death_signal(self.kind),
+                signal: death_signal(self.server),
             }
         }
     }
@@ -526,14 +498,12 @@ impl Plan {
         let port = process::free_port().map_err(forget_rundir)?;
         let password = Password::generate().map_err(forget_rundir)?;
         let init = self.initialise(&datadir, &rundir, &password);
-        // mariadb-install-db now and then fails when several run at once on a loaded two-core
-        // machine (its bootstrap server exits early, and its message is only its help text); one
-        // more try on a fresh data directory gets through. Bounded: once, and both failures are
+        // An install step that now and then fails under load (`Flavor::retries_initialise`)
+        // gets one more try on a fresh data directory. Bounded: once, and both failures are
         // reported when the second fails too.
+        let retries = self.server.flavor.retries_initialise(self.server.engine);
         let init = match init {
-            Err(e)
-                if fresh && matches!(self.kind, Kind::MariaDb) && !process::is_interrupted(&e) =>
-            {
+            Err(e) if fresh && retries && !process::is_interrupted(&e) => {
                 let _ = fs::remove_dir_all(&datadir);
                 server_dir(&instance, "data", u)
                     .and_then(|_| self.initialise(&datadir, &rundir, &password))
@@ -546,27 +516,19 @@ impl Plan {
         if let Err(e) = init {
             return Err(forget_rundir(e));
         }
-        let socket = match self.kind {
-            Kind::Postgres => rundir.join(format!(".s.PGSQL.{port}")),
-            Kind::MariaDb | Kind::MySql => rundir.join("mysqld.sock"),
-        };
+        let flavor = self.server.flavor;
+        let socket = flavor.socket(&rundir, port);
         let reach = secret::Reach {
-            postgres: self.kind == Kind::Postgres,
-            user: self.kind.facts().admin_user,
+            user: self.server.facts.admin_user,
             port,
             socket: &socket,
         };
+        let client = flavor.client_file(&password, &reach);
         let client_files =
-            secret::write_client_files(dir, &password, &reach).map_err(forget_rundir)?;
-        // MariaDB's install step has no way to set a password on every version: the first
-        // start's init file does, before the server greets its first connection.
-        let init_file = match self.kind {
-            Kind::MariaDb => Some(
-                secret::Scratch::write(&rundir, "init.sql", &secret::mysql_init_sql(&password), u)
-                    .map_err(forget_rundir)?,
-            ),
-            Kind::Postgres | Kind::MySql => None,
-        };
+            secret::write_client_files(dir, &password, &client).map_err(forget_rundir)?;
+        let init_file = flavor
+            .first_start_file(self, &rundir, &password)
+            .map_err(forget_rundir)?;
         // The log outlives a socket directory made under /tmp (removed with the server).
         let log_dir = if temp_rundir.is_some() { dir } else { &rundir };
         // An old log of this directory's earlier server goes (unlinking never follows a link);
@@ -582,10 +544,13 @@ impl Plan {
             None => None,
         };
         let join = cap.as_ref().map(cgroup::Cap::procs_file).transpose()?;
-        let mut cmd = match self.kind {
-            Kind::Postgres => self.postgres_command(&datadir, &rundir, port, join),
-            Kind::MariaDb | Kind::MySql => self.mysqld_command(&datadir, &rundir, &log, port, join),
+        let at = Places {
+            datadir: &datadir,
+            rundir: &rundir,
+            log: &log,
+            port,
         };
+        let mut cmd = flavor.command(self, &at, join);
         if let Some(f) = &init_file {
             // Last, so it is the one mysqld reads (the config's own is refused in for_target).
             cmd.arg(format!("--init-file={}", f.path().display()));
@@ -606,7 +571,7 @@ impl Plan {
         let pid = child.id();
         process::register(pid);
         let mut running = Running {
-            kind: self.kind,
+            server: self.server,
             child,
             pid,
             datadir,
@@ -635,193 +600,13 @@ impl Plan {
     /// made is removed when that fails or is interrupted, so nothing half-made is left that
     /// looks like a server's data.
     fn initialise(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
-        match self.kind {
-            Kind::Postgres => self.init_postgres(datadir, rundir, pw),
-            Kind::MariaDb | Kind::MySql => self.init_mysql(datadir, rundir, pw),
-        }
+        self.server.flavor.initialise(self, datadir, rundir, pw)
     }
 
-    /// The initdb options a data directory gets: the config's, or else data checksums pinned
-    /// off. PostgreSQL 18 turned them on by default, so without the pin 17 and 18 would be
-    /// compared with and without the checksum work; versions before 18 have them off and no
-    /// option to say so.
-    pub fn init_options(&self) -> Vec<String> {
-        if let Some(o) = &self.initdb {
-            return o.clone();
-        }
-        let help = probe::ask(
-            &self.layout.init,
-            &["--help"],
-            self.user.as_ref(),
-            probe::DEADLINE,
-        )
-        .map(|a| a.text)
-        .unwrap_or_default();
-        if help.contains("--no-data-checksums") {
-            vec!["--no-data-checksums".into()]
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn init_postgres(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
-        let u = self.user.as_ref();
-        // initdb reads the superuser's password from a file the server's user can read; it is
-        // gone once initdb ended. Every login, over TCP and over the socket, needs it.
-        let pwfile = secret::Scratch::write(rundir, "initdb.pw", &format!("{}\n", pw.as_str()), u)?;
-        let mut c = process::command(&self.layout.init, u);
-        c.arg("-D")
-            .arg(datadir)
-            .args([
-                "-U",
-                self.kind.facts().admin_user,
-                "--auth=scram-sha-256",
-                "-E",
-                "UTF8",
-                "--no-locale",
-            ])
-            .arg(format!("--pwfile={}", pwfile.path().display()))
-            .args(self.init_options());
-        process::run_to_end(c, &self.short_run("initdb", 120, rundir))?;
-        drop(pwfile);
-        // The named config goes at the end of postgresql.conf, so it overrides initdb's lines.
-        let text = format!(
-            "\n# ---- dbperf config {} ----\n{}\n",
-            self.config_name, self.config_text
-        );
-        append_to_server_file(&datadir.join("postgresql.conf"), self.user.as_ref(), &text)
-    }
-
-    fn postgres_command(
-        &self,
-        datadir: &Path,
-        rundir: &Path,
-        port: u16,
-        cgroup: Option<std::ffi::CString>,
-    ) -> std::process::Command {
-        let mut c = process::command_in(&self.layout.server, self.user.as_ref(), cgroup);
-        c.arg("-D")
-            .arg(datadir)
-            .arg("-p")
-            .arg(port.to_string())
-            .arg("-k")
-            .arg(rundir)
-            .args(["-c", "listen_addresses=127.0.0.1"]);
-        c
-    }
-
-    fn init_mysql(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
-        let u = self.user.as_ref();
-        let mut c = process::command(&self.layout.init, u);
-        // MySQL: the init file gives root its password before the data directory ever takes a
-        // connection (MariaDB's comes with the first start, see `start`).
-        let mut init_file = None;
-        match self.kind {
-            Kind::MySql => {
-                let f = secret::Scratch::write(
-                    rundir,
-                    "init.sql",
-                    &secret::mysql_initialize_sql(pw),
-                    u,
-                )?;
-                c.args(["--no-defaults", "--initialize-insecure"]);
-                c.arg(format!("--init-file={}", f.path().display()));
-                init_file = Some(f);
-                c.arg(format!("--basedir={}", self.layout.basedir.display()));
-                c.arg(format!("--datadir={}", datadir.display()));
-                c.arg(format!("--log-error={}", rundir.join("init.log").display()));
-                c.args(configs::mycnf_init_options(&self.config_text));
-            }
-            _ => {
-                c.arg("--no-defaults");
-                c.arg(format!("--basedir={}", self.layout.basedir.display()));
-                c.arg(format!("--datadir={}", datadir.display()));
-                c.args(["--auth-root-authentication-method=normal", "--skip-test-db"]);
-                // mariadb-install-db hands options it does not know to its bootstrap server.
-                c.args(configs::mycnf_init_options(&self.config_text));
-                if let Some(d) = &self.layout.working_dir {
-                    c.current_dir(d);
-                }
-            }
-        }
-        let what = self
-            .layout
-            .init
-            .file_name()
-            .map(|f| f.to_string_lossy().to_string());
-        let what = what.unwrap_or_default();
-        let r = process::run_to_end(c, &self.short_run(&what, 300, rundir));
-        drop(init_file);
-        if let (Err(e), Kind::MySql, false) = (
-            &r,
-            self.kind,
-            r.as_ref().is_err_and(process::is_interrupted),
-        ) {
-            let log = process::tail_file(&rundir.join("init.log"), 20);
-            anyhow::bail!("{}\n{}", pw.redact(&e.to_string()), pw.redact(&log));
-        }
-        r?;
-        // Kept beside the data for the record; the server itself gets the same options on its
-        // command line because every mysqld runs with --no-defaults.
-        safe_fs::write_new(
-            &datadir.join("dbperf.cnf"),
-            format!("[mysqld]\n{}\n", self.config_text).as_bytes(),
-        )?;
-        Ok(())
-    }
-
-    fn mysqld_command(
-        &self,
-        datadir: &Path,
-        rundir: &Path,
-        log: &Path,
-        port: u16,
-        cgroup: Option<std::ffi::CString>,
-    ) -> std::process::Command {
-        let l = &self.layout;
-        let mut c = process::command_in(&l.server, self.user.as_ref(), cgroup);
-        // --no-defaults must come first: Debian's /etc/mysql files would otherwise load MyRocks,
-        // Galera and compression providers into every server.
-        c.arg("--no-defaults");
-        c.arg(format!("--basedir={}", l.basedir.display()));
-        if let Some(p) = &l.plugin_dir {
-            c.arg(format!("--plugin-dir={}", p.display()));
-        }
-        if let Some(d) = &l.lc_messages_dir {
-            c.arg(format!("--lc-messages-dir={}", d.display()));
-        }
-        c.arg(format!("--datadir={}", datadir.display()));
-        c.arg(format!("--port={port}"));
-        c.arg("--bind-address=127.0.0.1");
-        c.arg(format!("--socket={}", rundir.join("mysqld.sock").display()));
-        c.arg(format!(
-            "--pid-file={}",
-            rundir.join("mysqld.pid").display()
-        ));
-        c.arg(format!("--log-error={}", log.display()));
-        match self.kind {
-            // MySQL 8's X plugin opens a second port (33060) shared by every instance.
-            // Its compiled-in import directory (/var/lib/mysql-files) must exist or the start
-            // aborts; no benchmark reads or writes server-side files, so none is allowed.
-            Kind::MySql => {
-                c.args(["--mysqlx=OFF", "--secure-file-priv=NULL"]);
-            }
-            // MariaDB 11.4 bintars spend ~10 s generating a TLS certificate otherwise.
-            _ => {
-                c.arg("--skip-ssl");
-            }
-        }
-        if self.rocksdb {
-            // Loaded at start-up: INSTALL SONAME at run time crashes MariaDB 10.11.
-            c.arg("--plugin-load-add=ha_rocksdb.so");
-        }
-        for opt in configs::mycnf_options(&self.config_text) {
-            c.arg(opt);
-        }
-        if let Some(d) = &l.working_dir {
-            c.current_dir(d);
-        }
-        c
+    /// The initialisation options the data directory got (PostgreSQL's initdb), for run.json;
+    /// None for a family whose configs give none.
+    pub fn init_record(&self) -> Option<Vec<String>> {
+        self.server.flavor.init_record(self)
     }
 
     /// Writes the server's registry entry once it runs the server's program (a process just
@@ -836,7 +621,7 @@ impl Plan {
         let entry = registry::Entry {
             schema: 1,
             target: self.target.clone(),
-            engine: self.kind.name().into(),
+            engine: self.server.name().into(),
             datadir: r.datadir.display().to_string(),
             port: r.port,
             socket: r.socket.display().to_string(),
@@ -864,19 +649,11 @@ impl Plan {
                 r.stop();
                 anyhow::bail!(
                     "{} exited during start-up{oom}; the end of its log ({}):\n{tail}",
-                    self.kind.name(),
+                    self.server.name(),
                     r.log.display()
                 );
             }
-            let up = match self.kind {
-                Kind::Postgres => {
-                    crate::dbms::postgres::ping(&r.endpoint(true, self.kind.facts().admin_database))
-                }
-                Kind::MariaDb | Kind::MySql => {
-                    r.socket.exists() && std::net::TcpStream::connect(("127.0.0.1", r.port)).is_ok()
-                }
-            };
-            if up {
+            if self.server.flavor.answers(self, r) {
                 return Ok(());
             }
             if self
@@ -885,14 +662,16 @@ impl Plan {
                 .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
             {
                 r.stop();
-                return Err(process::Interrupted(format!("{} start-up", self.kind.name())).into());
+                return Err(
+                    process::Interrupted(format!("{} start-up", self.server.name())).into(),
+                );
             }
             if start.elapsed() > self.ready_timeout {
                 let tail = r.log_tail(25);
                 r.stop();
                 anyhow::bail!(
                     "{} did not answer within {} s; the end of its log ({}):\n{tail}",
-                    self.kind.name(),
+                    self.server.name(),
                     self.ready_timeout.as_secs(),
                     r.log.display()
                 );
@@ -900,30 +679,6 @@ impl Plan {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// Appends `text` to a file the server's own tool made (initdb's postgresql.conf) in a
-/// directory the server user owns: never through a link or a second name, and only to a file of
-/// the server user's (or, without one, of this user's).
-fn append_to_server_file(path: &Path, user: Option<&User>, text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let cannot =
-        |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot append to {}: {e}", path.display());
-    let mut f = fs::OpenOptions::new()
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| cannot(&e))?;
-    let m = f.metadata().map_err(|e| cannot(&e))?;
-    // SAFETY: geteuid has no preconditions.
-    let owner = user.map_or_else(|| unsafe { libc::geteuid() }, |u| u.uid);
-    if !m.is_file() || m.nlink() != 1 || m.uid() != owner {
-        return Err(cannot(
-            &"it is not the file the server's initialisation made",
-        ));
-    }
-    f.write_all(text.as_bytes()).map_err(|e| cannot(&e))
 }
 
 /// Makes room for a fresh server in the instance directory `dir`: the data directory an earlier
@@ -1002,16 +757,17 @@ fn check_reachable(dir: &Path, user: Option<&User>) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod kind_tests {
+mod server_engine_tests {
     use super::*;
 
     #[test]
-    fn every_kind_is_a_server_engine_with_its_facts() {
-        for k in [Kind::Postgres, Kind::MariaDb, Kind::MySql] {
-            assert_eq!(Kind::of(k.engine()), Some(k));
-            assert!(!k.facts().admin_user.is_empty(), "{}", k.name());
+    fn every_server_engine_has_its_facts_and_a_flavor() {
+        for e in [Engine::Postgres, Engine::MariaDb, Engine::MySql] {
+            let s = ServerEngine::of(e).unwrap();
+            assert_eq!(s.engine, e);
+            assert!(!s.facts.admin_user.is_empty(), "{e}");
         }
-        assert_eq!(Kind::of(Engine::Sqlite), None);
-        assert_eq!(Kind::of(Engine::Null), None);
+        assert!(ServerEngine::of(Engine::Sqlite).is_none());
+        assert!(ServerEngine::of(Engine::Null).is_none());
     }
 }

@@ -5,7 +5,7 @@
 //! render.rs writes the text a server gets. docs/configs.md says how to use them.
 
 use super::version::Version;
-use super::Kind;
+use crate::engines::Engine;
 
 /// The host a config was published for; its memory settings are sized for it.
 #[derive(Debug)]
@@ -63,7 +63,7 @@ pub struct Source {
 pub struct Published {
     /// The studies' short name (`cx9a2`, `cz11a`).
     pub name: &'static str,
-    pub kind: Kind,
+    pub engine: Engine,
     pub rocksdb: bool,
     pub host: &'static Host,
     /// The versions it is built in for: [from, before).
@@ -267,7 +267,7 @@ const PG_CX10B: &[Setting] = &[
 /// same settings as 12's), so cx9a2 alone reaches back to 10.
 const CX9A2: Published = Published {
     name: "cx9a2",
-    kind: Kind::Postgres,
+    engine: Engine::Postgres,
     rocksdb: false,
     host: &C8R32,
     from: v(10, 0, 0),
@@ -296,7 +296,7 @@ const CX9A2: Published = Published {
 
 const CX10A: Published = Published {
     name: "cx10a",
-    kind: Kind::Postgres,
+    engine: Engine::Postgres,
     rocksdb: false,
     host: &C8R32,
     from: PG_SUPPORTED.0,
@@ -325,7 +325,7 @@ const CX10A: Published = Published {
 
 const CX10B: Published = Published {
     name: "cx10b",
-    kind: Kind::Postgres,
+    engine: Engine::Postgres,
     rocksdb: false,
     host: &C8R32,
     from: PG_SUPPORTED.0,
@@ -617,7 +617,7 @@ const MYSQL_CZ11A_SOURCES: &[Source] = &[
 
 const MARIADB_CZ11A: Published = Published {
     name: "cz11a",
-    kind: Kind::MariaDb,
+    engine: Engine::MariaDb,
     rocksdb: false,
     host: &C8R32,
     from: MARIADB_SUPPORTED.0,
@@ -660,7 +660,7 @@ const MARIADB_CZ10A: Published = Published {
 
 const MYSQL_CZ11A: Published = Published {
     name: "cz11a",
-    kind: Kind::MySql,
+    engine: Engine::MySql,
     rocksdb: false,
     host: &C8R32,
     from: MYSQL_SUPPORTED.0,
@@ -836,7 +836,7 @@ const CZA1_SETTINGS: &[Setting] = &[
 
 const MARIADB_CZA1: Published = Published {
     name: "cza1",
-    kind: Kind::MariaDb,
+    engine: Engine::MariaDb,
     rocksdb: true,
     host: &C8R32,
     from: MARIADB_SUPPORTED.0,
@@ -865,13 +865,13 @@ pub const ALL: &[Published] = &[
 
 /// The published config `name` for the engine: the studies' short name (`cx9a2`), also
 /// written as the file's name (`cx9a2_c8r32`, `conf.diff.cx9a2_c8r32`, `my.cnf.cz11a_c8r32`).
-pub fn find(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Published> {
+pub fn find(engine: Engine, rocksdb: bool, name: &str) -> Option<&'static Published> {
     let short = name
         .strip_prefix("conf.diff.")
         .or_else(|| name.strip_prefix("my.cnf."))
         .unwrap_or(name);
     ALL.iter().find(|p| {
-        p.kind == kind
+        p.engine == engine
             && p.rocksdb == rocksdb
             && (short == p.name
                 || short
@@ -882,9 +882,9 @@ pub fn find(kind: Kind, rocksdb: bool, name: &str) -> Option<&'static Published>
 }
 
 /// The short names of the engine's published configs.
-pub fn names(kind: Kind, rocksdb: bool) -> Vec<&'static str> {
+pub fn names(engine: Engine, rocksdb: bool) -> Vec<&'static str> {
     ALL.iter()
-        .filter(|p| p.kind == kind && p.rocksdb == rocksdb)
+        .filter(|p| p.engine == engine && p.rocksdb == rocksdb)
         .map(|p| p.name)
         .collect()
 }

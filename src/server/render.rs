@@ -5,7 +5,7 @@
 use super::published::{How, Published, Setting, REPOSITORY};
 use super::scale::Scale;
 use super::version::Version;
-use super::Kind;
+use super::ServerEngine;
 use crate::error::bad_input;
 use crate::results::{ConfigSource, ScaledSetting};
 
@@ -27,17 +27,23 @@ pub fn render(
         return bad_input(format!(
             "the built-in config {} is for {} {}; this server is {version}",
             p.name,
-            p.kind.name(),
+            p.engine.name(),
             p.versions
         ));
     }
+    let Some(server) = ServerEngine::of(p.engine) else {
+        return bad_input(format!(
+            "the built-in config {} is for {}, which dbperf starts no server of",
+            p.name, p.engine
+        ));
+    };
     let scale = match cap {
         Some(bytes) => Scale::for_cap(bytes, p.host.memory_gib),
         None => Scale::for_host(memory_kb, p.host.memory_gib),
     };
     let source = p.source(version);
     let mut out = Out {
-        kind: p.kind,
+        server,
         text: header(p, source.path, version, &scale),
         scaled: Vec::new(),
         not_as_published: Vec::new(),
@@ -77,7 +83,7 @@ fn header(p: &Published, path: &str, version: Version, scale: &Scale) -> String 
          # {REPOSITORY} {path}, for {} {version}.\n\
          # Published for {}; memory scaled to {to} (x {}).\n",
         p.name,
-        p.kind.name(),
+        p.engine.name(),
         host_label(p),
         factor_text(scale),
     )
@@ -98,7 +104,8 @@ fn factor_text(scale: &Scale) -> String {
 
 /// The text being written and what the record says of it.
 struct Out {
-    kind: Kind,
+    /// Its engine, in whose family's config syntax the text is.
+    server: ServerEngine,
     text: String,
     scaled: Vec<ScaledSetting>,
     not_as_published: Vec<String>,
@@ -181,11 +188,7 @@ impl Out {
 
     /// `name = value` in postgresql.conf, `name=value` (or a bare switch) in my.cnf.
     fn form(&self, name: &str, value: &str) -> String {
-        match (self.kind, value.is_empty()) {
-            (Kind::Postgres, _) => format!("{name} = {value}"),
-            (Kind::MariaDb | Kind::MySql, true) => name.to_string(),
-            (Kind::MariaDb | Kind::MySql, false) => format!("{name}={value}"),
-        }
+        self.server.flavor.setting_line(name, value)
     }
 }
 
@@ -194,13 +197,14 @@ mod tests {
     use super::super::configs::mycnf_options;
     use super::super::published::{find, ALL};
     use super::*;
+    use crate::engines::Engine;
 
     /// This machine's MemTotal (24 GiB), a 32 GiB host's, and a 1 GiB one's.
     const AT24: u64 = 24_683_652;
     const AT32: u64 = 32_818_000;
     const TINY: u64 = 900_000;
 
-    fn text(kind: Kind, rocksdb: bool, name: &str, v: Version) -> String {
+    fn text(kind: Engine, rocksdb: bool, name: &str, v: Version) -> String {
         render(find(kind, rocksdb, name).unwrap(), v, AT24, None)
             .unwrap()
             .text
@@ -219,11 +223,11 @@ mod tests {
     }
 
     /// Every supported version worth telling apart, per engine.
-    fn versions(kind: Kind) -> Vec<Version> {
+    fn versions(kind: Engine) -> Vec<Version> {
         let v = Version::new;
         match kind {
-            Kind::Postgres => (10..=18).map(|m| v(m, 0, 0)).collect(),
-            Kind::MariaDb => vec![
+            Engine::Postgres => (10..=18).map(|m| v(m, 0, 0)).collect(),
+            Engine::MariaDb => vec![
                 v(10, 5, 23),
                 v(10, 6, 20),
                 v(10, 11, 19),
@@ -232,7 +236,7 @@ mod tests {
                 v(11, 6, 2),
                 v(11, 8, 9),
             ],
-            Kind::MySql => vec![
+            Engine::MySql => vec![
                 v(8, 0, 11),
                 v(8, 0, 17),
                 v(8, 0, 18),
@@ -244,12 +248,13 @@ mod tests {
                 v(9, 0, 0),
                 v(9, 7, 4),
             ],
+            Engine::Sqlite | Engine::Null => vec![],
         }
     }
 
     #[test]
     fn mysql_redo_log_settings_follow_the_version() {
-        let old = text(Kind::MySql, false, "cz11a", Version::new(8, 0, 29));
+        let old = text(Engine::MySql, false, "cz11a", Version::new(8, 0, 29));
         assert!(gives(&old, "innodb_log_files_in_group=15"), "{old}");
         assert!(gives(&old, "innodb_log_file_size=2G"), "{old}");
         assert!(!gives(&old, "innodb_redo_log_capacity=30G"), "{old}");
@@ -259,7 +264,7 @@ mod tests {
             ),
             "{old}"
         );
-        let new = text(Kind::MySql, false, "cz11a", Version::new(8, 0, 30));
+        let new = text(Engine::MySql, false, "cz11a", Version::new(8, 0, 30));
         assert!(gives(&new, "innodb_redo_log_capacity=30G"), "{new}");
         assert!(
             !given(&new).iter().any(|l| l.starts_with("innodb_log_file")),
@@ -271,7 +276,7 @@ mod tests {
         );
         // The idle flush exists from 8.0.18.
         assert!(!gives(
-            &text(Kind::MySql, false, "cz11a", Version::new(8, 0, 17)),
+            &text(Engine::MySql, false, "cz11a", Version::new(8, 0, 17)),
             "innodb_idle_flush_pct=1"
         ));
         assert!(gives(&new, "innodb_idle_flush_pct=1"));
@@ -279,13 +284,13 @@ mod tests {
 
     #[test]
     fn mysql_authentication_and_tls_settings_follow_the_version() {
-        let v80 = text(Kind::MySql, false, "cz11a", Version::new(8, 0, 36));
+        let v80 = text(Engine::MySql, false, "cz11a", Version::new(8, 0, 36));
         assert!(gives(
             &v80,
             "default_authentication_plugin=mysql_native_password"
         ));
         assert!(gives(&v80, "ssl=0"));
-        let v84 = text(Kind::MySql, false, "cz11a", Version::new(8, 4, 6));
+        let v84 = text(Engine::MySql, false, "cz11a", Version::new(8, 4, 6));
         assert!(gives(&v84, "mysql_native_password=ON"), "{v84}");
         assert!(
             !gives(&v84, "ssl=0")
@@ -295,7 +300,7 @@ mod tests {
         // settings and the native password plugin are gone from the text.
         for name in ["cz10a", "cz11a", "cz12a", "cz13a"] {
             for v in [Version::new(9, 0, 0), Version::new(9, 7, 4)] {
-                let t = text(Kind::MySql, false, name, v);
+                let t = text(Engine::MySql, false, name, v);
                 for gone in [
                     "query_cache",
                     "innodb_log_files_in_group",
@@ -318,18 +323,18 @@ mod tests {
     #[test]
     fn postgres_settings_follow_the_version() {
         let v = |m| Version::new(m, 0, 0);
-        let pg12 = text(Kind::Postgres, false, "cx9a2", v(12));
+        let pg12 = text(Engine::Postgres, false, "cx9a2", v(12));
         assert!(
             !gives(&pg12, "autovacuum_vacuum_insert_scale_factor=0.05"),
             "{pg12}"
         );
         assert!(pg12.contains("# autovacuum_vacuum_insert_scale_factor = 0.05 not given on 12.0: PostgreSQL has it from 13"), "{pg12}");
         assert!(gives(
-            &text(Kind::Postgres, false, "cx9a2", v(13)),
+            &text(Engine::Postgres, false, "cx9a2", v(13)),
             "autovacuum_vacuum_insert_scale_factor=0.05"
         ));
         // io_method is PostgreSQL 18's.
-        let cx10b_17 = text(Kind::Postgres, false, "cx10b", v(17));
+        let cx10b_17 = text(Engine::Postgres, false, "cx10b", v(17));
         assert!(
             !cx10b_17.lines().any(|l| l.starts_with("io_method")),
             "{cx10b_17}"
@@ -339,12 +344,12 @@ mod tests {
             "{cx10b_17}"
         );
         assert!(gives(
-            &text(Kind::Postgres, false, "cx10b", v(18)),
+            &text(Engine::Postgres, false, "cx10b", v(18)),
             "io_method='sync'"
         ));
         // vacuum_buffer_usage_limit: 16 and 17, as published.
         for (m, has) in [(15, false), (16, true), (17, true), (18, false)] {
-            let t = text(Kind::Postgres, false, "cx10a", v(m));
+            let t = text(Engine::Postgres, false, "cx10a", v(m));
             assert_eq!(
                 gives(&t, "vacuum_buffer_usage_limit=256MB"),
                 has,
@@ -352,7 +357,7 @@ mod tests {
             );
         }
         // The source is the file of the version.
-        let p = find(Kind::Postgres, false, "cx9a2").unwrap();
+        let p = find(Engine::Postgres, false, "cx9a2").unwrap();
         assert!(render(p, v(12), AT24, None)
             .unwrap()
             .source
@@ -368,11 +373,11 @@ mod tests {
     #[test]
     fn mariadb_settings_follow_the_version() {
         let v = Version::new;
-        let m1011 = text(Kind::MariaDb, false, "cz11a", v(10, 11, 19));
+        let m1011 = text(Engine::MariaDb, false, "cz11a", v(10, 11, 19));
         assert!(gives(&m1011, "innodb_flush_method=O_DIRECT_NO_FSYNC"));
         assert!(gives(&m1011, "innodb_change_buffering=none"));
         assert!(!gives(&m1011, "innodb_log_file_buffering=1"));
-        let m114 = text(Kind::MariaDb, false, "cz11a", v(11, 4, 5));
+        let m114 = text(Engine::MariaDb, false, "cz11a", v(11, 4, 5));
         assert!(
             !given(&m114)
                 .iter()
@@ -385,7 +390,7 @@ mod tests {
                 && gives(&m114, "innodb_data_file_write_through=0")
         );
         assert!(!gives(&m114, "innodb_snapshot_isolation=OFF"));
-        let m118 = text(Kind::MariaDb, false, "cz11a", v(11, 8, 9));
+        let m118 = text(Engine::MariaDb, false, "cz11a", v(11, 8, 9));
         assert!(gives(&m118, "innodb_snapshot_isolation=OFF"), "{m118}");
         // MariaDB ignores MySQL's authentication setting, and never had innodb_log_files_in_group
         // in these files; the buffer pool instances are gone from 10.6.
@@ -399,7 +404,7 @@ mod tests {
             }
         }
         // MyRocks: MariaDB's has one setting for the background jobs.
-        let rocks = text(Kind::MariaDb, true, "cza1", v(10, 11, 19));
+        let rocks = text(Engine::MariaDb, true, "cza1", v(10, 11, 19));
         assert!(gives(&rocks, "rocksdb_max_background_jobs=4"), "{rocks}");
         assert!(!given(&rocks)
             .iter()
@@ -409,7 +414,7 @@ mod tests {
 
     #[test]
     fn memory_scales_to_the_host_and_is_recorded() {
-        let p = find(Kind::Postgres, false, "cx9a2").unwrap();
+        let p = find(Engine::Postgres, false, "cx9a2").unwrap();
         let v = Version::new(16, 4, 0);
         let at24 = render(p, v, AT24, None).unwrap();
         assert!(gives(&at24.text, "shared_buffers=17GB"), "{}", at24.text);
@@ -438,7 +443,7 @@ mod tests {
         let tiny = render(p, v, TINY, None).unwrap();
         assert!(gives(&tiny.text, "shared_buffers=640MB"), "{}", tiny.text);
         let inno = render(
-            find(Kind::MySql, false, "cz12a").unwrap(),
+            find(Engine::MySql, false, "cz12a").unwrap(),
             Version::new(9, 7, 4),
             TINY,
             None,
@@ -453,7 +458,7 @@ mod tests {
         assert!(gives(&inno.text, "innodb_redo_log_capacity=30G"));
         assert!(gives(&tiny.text, "max_wal_size=40GB"));
         let rocks = render(
-            find(Kind::MariaDb, true, "cza1").unwrap(),
+            find(Engine::MariaDb, true, "cza1").unwrap(),
             Version::new(11, 8, 9),
             AT24,
             None,
@@ -474,10 +479,13 @@ mod tests {
                 || ["datadir", "tmpdir", "basedir", "socket", "log_error"].contains(&name)
         };
         for p in ALL {
-            for v in versions(p.kind).into_iter().filter(|v| *v >= p.from) {
+            for v in versions(p.engine).into_iter().filter(|v| *v >= p.from) {
                 let r = render(p, v, AT24, None).unwrap();
                 assert_eq!(
-                    super::super::configs::owned_setting(p.kind, &r.text),
+                    super::super::configs::owned_setting(
+                        ServerEngine::of(p.engine).unwrap(),
+                        &r.text
+                    ),
                     None,
                     "{} on {v} sets what a managed server's config may not",
                     p.name
@@ -492,7 +500,7 @@ mod tests {
                     assert!(!l.starts_with('['), "{} on {v}: a section in {l}", p.name);
                 }
                 // Every my.cnf line becomes one server option.
-                if p.kind != Kind::Postgres {
+                if p.engine != Engine::Postgres {
                     assert_eq!(
                         mycnf_options(&r.text).len(),
                         given(&r.text).len(),
@@ -512,14 +520,14 @@ mod tests {
 
     #[test]
     fn a_version_outside_the_configs_range_is_refused_in_one_sentence() {
-        let p = find(Kind::Postgres, false, "cx10a").unwrap();
+        let p = find(Engine::Postgres, false, "cx10a").unwrap();
         let e = render(p, Version::new(11, 22, 0), AT24, None).unwrap_err();
         assert!(crate::error::is_bad_input(&e), "{e}");
         assert_eq!(
             e.to_string(),
             "the built-in config cx10a is for postgres 12 to 18; this server is 11.22"
         );
-        let x = find(Kind::Postgres, false, "cx9a2").unwrap();
+        let x = find(Engine::Postgres, false, "cx9a2").unwrap();
         let r = render(x, Version::new(10, 23, 0), AT24, None).unwrap();
         assert!(
             r.source
@@ -529,7 +537,7 @@ mod tests {
             r.source.source
         );
         assert!(render(x, Version::new(9, 6, 24), AT24, None).is_err());
-        let m = find(Kind::MariaDb, false, "cz11a").unwrap();
+        let m = find(Engine::MariaDb, false, "cz11a").unwrap();
         assert!(render(m, Version::new(12, 0, 2), AT24, None).is_err());
         assert!(render(m, Version::new(11, 8, 9), AT24, None).is_ok());
     }

@@ -118,25 +118,31 @@ pub struct ClientFiles {
 
 /// How a client reaches the instance, for its client file.
 pub struct Reach<'a> {
-    pub postgres: bool,
     pub user: &'a str,
     pub port: u16,
     pub socket: &'a Path,
 }
 
-pub fn write_client_files(dir: &Path, pw: &Password, reach: &Reach) -> anyhow::Result<ClientFiles> {
+/// A client's password or option file (its flavor's: `pgpass`, `client.cnf`): its name in
+/// the instance's directory and its text.
+pub struct ClientFile {
+    pub name: &'static str,
+    pub text: String,
+}
+
+pub fn write_client_files(
+    dir: &Path,
+    pw: &Password,
+    client: &ClientFile,
+) -> anyhow::Result<ClientFiles> {
     let password = write_private(dir, PASSWORD_FILE, &format!("{}\n", pw.as_str()), None)?;
-    let client = if reach.postgres {
-        write_private(dir, PGPASS_FILE, &pgpass(pw, reach), None)?
-    } else {
-        write_private(dir, CLIENT_CNF, &client_cnf(pw, reach), None)?
-    };
+    let client = write_private(dir, client.name, &client.text, None)?;
     Ok(ClientFiles { password, client })
 }
 
 /// A pgpass entry for each way libpq names this server: TCP on 127.0.0.1, and the socket
 /// directory (as `-h DIR` names it, and `localhost` for a client whose default directory it is).
-fn pgpass(pw: &Password, r: &Reach) -> String {
+pub fn pgpass(pw: &Password, r: &Reach) -> ClientFile {
     let dir = r
         .socket
         .parent()
@@ -148,19 +154,26 @@ fn pgpass(pw: &Password, r: &Reach) -> String {
     for host in ["127.0.0.1", "localhost", &dir] {
         out.push_str(&format!("{host}:{}:*:{}:{}\n", r.port, r.user, pw.as_str()));
     }
-    out
+    ClientFile {
+        name: PGPASS_FILE,
+        text: out,
+    }
 }
 
 /// A `[client]` option file: the command-line client reads only it (`--defaults-file`), so
 /// nothing from /etc/mysql is mixed in, and finds the user, password and address there.
-fn client_cnf(pw: &Password, r: &Reach) -> String {
-    format!(
+pub fn client_cnf(pw: &Password, r: &Reach) -> ClientFile {
+    let text = format!(
         "[client]\nuser={}\npassword={}\nhost=127.0.0.1\nport={}\nsocket={}\n",
         r.user,
         pw.as_str(),
         r.port,
         r.socket.display()
-    )
+    );
+    ClientFile {
+        name: CLIENT_CNF,
+        text,
+    }
 }
 
 /// SQL run by a MySQL-family server before it takes its first connection (mysqld
@@ -235,23 +248,22 @@ mod tests {
         let pw = Password("0123456789abcdef0123456789abcdef".into());
         let sock = Path::new("/t/a:b/run/.s.PGSQL.5432");
         let r = Reach {
-            postgres: true,
             user: "dbperf",
             port: 5432,
             socket: sock,
         };
-        let text = pgpass(&pw, &r);
+        let text = pgpass(&pw, &r).text;
         assert!(text.contains(&format!("127.0.0.1:5432:*:dbperf:{}\n", pw.as_str())));
         assert!(text.contains("/t/a\\:b/run:5432:*:dbperf:"), "{text}");
         let cnf = client_cnf(
             &pw,
             &Reach {
-                postgres: false,
                 user: "root",
                 port: 3306,
                 socket: Path::new("/t/run/mysqld.sock"),
             },
-        );
+        )
+        .text;
         assert!(
             cnf.starts_with("[client]\nuser=root\npassword=0123"),
             "{cnf}"

@@ -82,7 +82,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
                 cx.server_start_timeout,
                 Some(cx.interrupt.clone()),
             )?;
-            let most = server::configs::max_connections(plan.kind, &plan.config_text);
+            let most = server::configs::max_connections(plan.server, &plan.config_text);
             let needs = cx.suite.connections();
             if needs > most {
                 return bad_input(format!(
@@ -164,13 +164,13 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
     let start_s = started.elapsed().as_secs_f64();
     let ep = running.endpoint(socket, server::DATABASE);
     let adapter = dbms::ServerAdapter {
-        engine: plan.kind.engine(),
+        engine: plan.server.engine,
         rocksdb: plan.rocksdb,
         config_name: &plan.config_name,
         config_text: &plan.config_text,
         timeouts,
     };
-    let admin = running.endpoint(socket, plan.kind.facts().admin_database);
+    let admin = running.endpoint(socket, plan.server.facts.admin_database);
     // A server the kernel killed for going over its cap answered once and then closed the
     // connection: the cap is the first cause, read before the drop removes its cgroup.
     let oom = |e: anyhow::Error| match running.oom_killed() {
@@ -203,7 +203,7 @@ pub fn start_server(plan: &server::Plan, dir: &Path, cx: StartCx) -> anyhow::Res
         connection: ep.describe(),
         start_s: Some(round3(start_s)),
         stopped: None,
-        initdb: (plan.kind == server::Kind::Postgres).then(|| plan.init_options()),
+        initdb: plan.init_record(),
         memory_cap: plan
             .memory
             .as_ref()

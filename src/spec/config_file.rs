@@ -153,8 +153,8 @@ fn without_quoted_values(msg: &str) -> String {
 /// The text of a built-in config for the target's engine (and storage engine: MyRocks' default
 /// differs from InnoDB's), as a `[config.*]` text would hold it.
 fn builtin_text(t: &Target, name: &str) -> Option<String> {
-    use crate::server::{configs, Kind};
-    match Kind::of(t.engine) {
+    use crate::server::{configs, ServerEngine};
+    match ServerEngine::of(t.engine) {
         Some(kind) => configs::builtin(kind, t.rocksdb(), name),
         None => {
             let c = embedded_configs(t.engine).iter().find(|c| c.name == name)?;
@@ -178,7 +178,7 @@ fn embedded_configs(engine: Engine) -> &'static [crate::dbms::sqlite::Config] {
 
 /// The built-in configs a target of `t`'s engine (and storage engine) can name.
 fn builtin_names(t: &Target) -> Vec<&'static str> {
-    match crate::server::Kind::of(t.engine) {
+    match crate::server::ServerEngine::of(t.engine) {
         Some(kind) => crate::server::configs::builtin_names(kind, t.rocksdb()),
         None => embedded_configs(t.engine).iter().map(|c| c.name).collect(),
     }
@@ -187,7 +187,7 @@ fn builtin_names(t: &Target) -> Vec<&'static str> {
 /// Whether `name` is a built-in published config of `t`'s engine (`cx9a2`): its text depends
 /// on the server's version, so it is written when the server is planned, not here.
 fn is_published(t: &Target, name: &str) -> bool {
-    crate::server::Kind::of(t.engine)
+    crate::server::ServerEngine::of(t.engine)
         .is_some_and(|k| crate::server::configs::published(k, t.rocksdb(), name).is_some())
 }
 
@@ -229,11 +229,13 @@ const INITDB_ALLOWED: &[&str] = &[
 ];
 
 fn check_initdb(config: &str, engine: Engine, opts: &[String]) -> anyhow::Result<()> {
-    if crate::server::Kind::of(engine) != Some(crate::server::Kind::Postgres) {
+    let Some(server) =
+        crate::server::ServerEngine::of(engine).filter(|s| s.flavor.takes_init_options())
+    else {
         return bad_input(format!(
             "config '{config}': initdb options are for postgres configs, this one is for {engine}"
         ));
-    }
+    };
     for o in opts {
         let (flag, value) = match o.split_once('=') {
             Some((f, v)) => (f, Some(v)),
@@ -252,9 +254,7 @@ fn check_initdb(config: &str, engine: Engine, opts: &[String]) -> anyhow::Result
         // --set name=value writes a setting: the same settings are dbperf's as in a config.
         if let (true, Some(v)) = (flag == "--set", value) {
             let setting = v.replacen('=', " = ", 1);
-            if let Some(name) =
-                crate::server::configs::owned_setting(crate::server::Kind::Postgres, &setting)
-            {
+            if let Some(name) = crate::server::configs::owned_setting(server, &setting) {
                 return bad_input(format!(
                     "config '{config}': initdb --set {name} is not allowed: a managed server's \
                      addresses, port, socket and logins are dbperf's own"

@@ -14,7 +14,7 @@ pub fn server_configs() -> Vec<[String; 4]> {
     crate::server::configs::published_list()
         .into_iter()
         .map(|c| {
-            let mut target = c.kind.engine().name().to_string();
+            let mut target = c.engine.name().to_string();
             if c.rocksdb {
                 target.push_str("+rocksdb");
             }

@@ -284,7 +284,7 @@ impl Target {
         let mut t = self.clone();
         if self.is_server() {
             let line = format!("{setting} = {value}\n");
-            if let Some(kind) = crate::server::Kind::of(self.engine) {
+            if let Some(kind) = crate::server::ServerEngine::of(self.engine) {
                 if let Some(owned) = crate::server::configs::owned_setting(kind, &line) {
                     return crate::error::bad_input(format!(
                         "a sweep cannot set {owned}: a managed server's addresses, port, \

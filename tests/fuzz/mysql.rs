@@ -1,8 +1,9 @@
 //! The MySQL/MariaDB packet reader: what a hostile or broken server can send to dbperf's client
 //! (src/dbms/mysql_wire.rs, src/dbms/mysql_auth.rs over src/dbms/net.rs), from its greeting on.
 
-use dbperf::dbms::mysql::{Flavor, Mysql, Storage};
+use dbperf::dbms::mysql::{Mysql, Storage};
 use dbperf::dbms::Dbms;
+use dbperf::engines::Engine;
 use proptest::prelude::*;
 
 use super::wire::{self, Fake};
@@ -347,7 +348,7 @@ pub fn exercise(bytes: Vec<u8>, tcp: bool) -> Result<(), TestCaseError> {
     let fake = Fake::start(bytes, tcp, "mysql.sock");
     let my = Mysql::new(
         fake.endpoint.clone(),
-        Flavor::MariaDb,
+        Engine::MariaDb,
         Storage::InnoDb,
         "fuzz",
         "",
@@ -415,7 +416,7 @@ fn a_well_formed_server_is_understood() {
     let fake = Fake::start(bytes, false, "mysql.sock");
     let my = Mysql::new(
         fake.endpoint.clone(),
-        Flavor::MariaDb,
+        Engine::MariaDb,
         Storage::InnoDb,
         "f",
         "",
@@ -441,7 +442,7 @@ fn an_empty_server_key_is_an_error_sentence() {
         let fake = Fake::start(bytes, true, "");
         let my = Mysql::new(
             fake.endpoint.clone(),
-            Flavor::MariaDb,
+            Engine::MariaDb,
             Storage::InnoDb,
             "f",
             "",
