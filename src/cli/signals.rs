@@ -50,7 +50,3 @@ pub fn stop_flag(what: &'static str) -> Arc<AtomicBool> {
     })
     .clone()
 }
-
-pub fn stopped(flag: &AtomicBool) -> bool {
-    flag.load(Ordering::SeqCst)
-}

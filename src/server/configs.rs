@@ -2,10 +2,11 @@
 //! on, MariaDB off; MyRocks' block cache is 512 MB), so every setting that decides durability,
 //! logging or memory is written out here, and the report shows the text.
 
-use super::published::{self, Published};
+use super::published::Published;
 use super::render;
 use super::version::Version;
 use super::ServerEngine;
+use super::{published_mysql, published_postgres};
 use crate::engines::Engine;
 use crate::error::bad_input;
 use crate::results::ConfigSource;
@@ -14,13 +15,13 @@ use crate::results::ConfigSource;
 /// (docs/configs.md).
 pub fn builtin_names(server: ServerEngine, rocksdb: bool) -> Vec<&'static str> {
     let mut names = server.flavor.builtin_names().to_vec();
-    names.extend(published::names(server.engine, rocksdb));
+    names.extend(published_names(server.engine, rocksdb));
     names
 }
 
 /// The built-in published config `name` for the engine (`cx9a2`, `cz11a`), if it is one.
 pub fn published(server: ServerEngine, rocksdb: bool, name: &str) -> Option<&'static Published> {
-    published::find(server.engine, rocksdb, name)
+    published_find(server.engine, rocksdb, name)
 }
 
 /// A built-in published config, for listing (`dbperf run --list-presets`).
@@ -37,8 +38,7 @@ pub struct Listed {
 
 /// Every built-in published config (docs/configs.md).
 pub fn published_list() -> Vec<Listed> {
-    published::ALL
-        .iter()
+    published_all()
         .map(|p| Listed {
             name: p.name,
             engine: p.engine,
@@ -370,6 +370,39 @@ pub fn max_connections(server: ServerEngine, text: &str) -> u64 {
 /// Whether the my.cnf `text` sets the option `name` (written with underscores).
 pub fn mycnf_sets(text: &str, name: &str) -> bool {
     mycnf_options(text).iter().any(|o| option_name(o) == name)
+}
+
+/// Every published config dbperf has built in, PostgreSQL's first.
+pub fn published_all() -> impl Iterator<Item = &'static Published> {
+    published_postgres::POSTGRES
+        .iter()
+        .chain(published_mysql::MYSQL_FAMILY)
+}
+
+/// The published config `name` for the engine: the studies' short name (`cx9a2`), also
+/// written as the file's name (`cx9a2_c8r32`, `conf.diff.cx9a2_c8r32`, `my.cnf.cz11a_c8r32`).
+pub fn published_find(engine: Engine, rocksdb: bool, name: &str) -> Option<&'static Published> {
+    let short = name
+        .strip_prefix("conf.diff.")
+        .or_else(|| name.strip_prefix("my.cnf."))
+        .unwrap_or(name);
+    published_all().find(|p| {
+        p.engine == engine
+            && p.rocksdb == rocksdb
+            && (short == p.name
+                || short
+                    .strip_suffix(p.host.name)
+                    .and_then(|s| s.strip_suffix('_'))
+                    == Some(p.name))
+    })
+}
+
+/// The short names of the engine's published configs.
+pub fn published_names(engine: Engine, rocksdb: bool) -> Vec<&'static str> {
+    published_all()
+        .filter(|p| p.engine == engine && p.rocksdb == rocksdb)
+        .map(|p| p.name)
+        .collect()
 }
 
 #[cfg(test)]

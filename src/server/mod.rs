@@ -13,6 +13,8 @@ mod postgres;
 pub mod probe;
 pub mod process;
 mod published;
+mod published_mysql;
+mod published_postgres;
 pub mod registry;
 mod render;
 mod scale;
@@ -497,25 +499,8 @@ impl Plan {
         check_reachable(&datadir, u).map_err(forget_rundir)?;
         let port = process::free_port().map_err(forget_rundir)?;
         let password = Password::generate().map_err(forget_rundir)?;
-        let init = self.initialise(&datadir, &rundir, &password);
-        // An install step that now and then fails under load (`Flavor::retries_initialise`)
-        // gets one more try on a fresh data directory. Bounded: once, and both failures are
-        // reported when the second fails too.
-        let retries = self.server.flavor.retries_initialise(self.server.engine);
-        let init = match init {
-            Err(e) if fresh && retries && !process::is_interrupted(&e) => {
-                let _ = fs::remove_dir_all(&datadir);
-                server_dir(&instance, "data", u)
-                    .and_then(|_| self.initialise(&datadir, &rundir, &password))
-                    .map_err(|again| {
-                        anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
-                    })
-            }
-            other => other,
-        };
-        if let Err(e) = init {
-            return Err(forget_rundir(e));
-        }
+        self.initialise_fresh(&instance, fresh, &rundir, &password)
+            .map_err(forget_rundir)?;
         let flavor = self.server.flavor;
         let socket = flavor.socket(&rundir, port);
         let reach = secret::Reach {
@@ -599,6 +584,32 @@ impl Plan {
     /// Makes the data directory with the instance's password. Only a data directory this start
     /// made is removed when that fails or is interrupted, so nothing half-made is left that
     /// looks like a server's data.
+    /// Initialises `data` in `instance`. An install step that now and then fails under load
+    /// (`Flavor::retries_initialise`) gets one more try on a fresh data directory. Bounded:
+    /// once, and both failures are reported when the second fails too.
+    fn initialise_fresh(
+        &self,
+        instance: &Dir,
+        fresh: bool,
+        rundir: &Path,
+        pw: &Password,
+    ) -> anyhow::Result<()> {
+        let datadir = instance.path().join("data");
+        let init = self.initialise(&datadir, rundir, pw);
+        let retries = self.server.flavor.retries_initialise(self.server.engine);
+        match init {
+            Err(e) if fresh && retries && !process::is_interrupted(&e) => {
+                let _ = fs::remove_dir_all(&datadir);
+                server_dir(instance, "data", self.user.as_ref())
+                    .and_then(|_| self.initialise(&datadir, rundir, pw))
+                    .map_err(|again| {
+                        anyhow::anyhow!("{again:#}\n(a first attempt had failed too: {e:#})")
+                    })
+            }
+            other => other,
+        }
+    }
+
     fn initialise(&self, datadir: &Path, rundir: &Path, pw: &Password) -> anyhow::Result<()> {
         self.server.flavor.initialise(self, datadir, rundir, pw)
     }

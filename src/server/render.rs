@@ -195,7 +195,7 @@ impl Out {
 #[cfg(test)]
 mod tests {
     use super::super::configs::mycnf_options;
-    use super::super::published::{find, ALL};
+    use super::super::configs::{published_all, published_find as find};
     use super::*;
     use crate::engines::Engine;
 
@@ -478,7 +478,7 @@ mod tests {
                 || name.ends_with("_file")
                 || ["datadir", "tmpdir", "basedir", "socket", "log_error"].contains(&name)
         };
-        for p in ALL {
+        for p in published_all() {
             for v in versions(p.engine).into_iter().filter(|v| *v >= p.from) {
                 let r = render(p, v, AT24, None).unwrap();
                 assert_eq!(

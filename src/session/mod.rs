@@ -8,6 +8,7 @@ pub mod events;
 mod fingerprint;
 pub mod host_axes;
 mod ibench;
+pub mod instance;
 mod ledger;
 mod lock;
 mod mark;
