@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::mysql::{Mysql, Storage};
 use super::postgres::Postgres;
 use super::{null, sqlite, Dbms, Endpoint, Timeouts};
-use crate::engines::Engine;
+use crate::engines::{Engine, Family};
 
 /// The config of an embedded target (`spec::target::Target::embedded_config`): the adapters
 /// read no target themselves, so spec, which checks targets, uses them without a circle.
@@ -54,18 +54,19 @@ pub struct ServerAdapter<'a> {
 }
 
 impl ServerAdapter<'_> {
-    /// The adapter of the server at `ep`.
+    /// The adapter of the server at `ep`: its family's (an engine of the MySQL family is told
+    /// apart by its registry entry, which the adapter reads).
     pub fn open(&self, ep: &Endpoint) -> anyhow::Result<Arc<dyn Dbms>> {
         let (name, text, t) = (self.config_name, self.config_text, self.timeouts.clone());
-        match self.engine {
-            Engine::Postgres => Ok(Arc::new(
+        match self.engine.family() {
+            Family::Postgres => Ok(Arc::new(
                 Postgres::new(ep.clone(), name, text).with_timeouts(t),
             )),
-            Engine::MariaDb | Engine::MySql => Ok(Arc::new(
+            Family::MySql => Ok(Arc::new(
                 Mysql::new(ep.clone(), self.engine, self.storage(), name, text).with_timeouts(t),
             )),
-            other @ (Engine::Sqlite | Engine::Null) => {
-                anyhow::bail!("{other} is embedded, not a server engine")
+            Family::Embedded => {
+                anyhow::bail!("{} is embedded, not a server engine", self.engine)
             }
         }
     }
@@ -87,21 +88,19 @@ pub fn create_database(
     name: &str,
     timeouts: Timeouts,
 ) -> anyhow::Result<()> {
-    let made = match engine {
-        Engine::Postgres => {
+    let made = match engine.family() {
+        Family::Postgres => {
             super::postgres::ensure_database(admin, name).map_err(anyhow::Error::from)
         }
         // The storage engine plays no part in CREATE DATABASE.
-        Engine::MariaDb | Engine::MySql => {
-            Mysql::new(admin.clone(), engine, Storage::InnoDb, "", "")
-                .with_timeouts(timeouts)
-                .connect()
-                .and_then(|mut c| {
-                    Ok(c.execute_batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))?)
-                })
-        }
-        other @ (Engine::Sqlite | Engine::Null) => {
-            anyhow::bail!("{other} is embedded, not a server engine")
+        Family::MySql => Mysql::new(admin.clone(), engine, Storage::InnoDb, "", "")
+            .with_timeouts(timeouts)
+            .connect()
+            .and_then(|mut c| {
+                Ok(c.execute_batch(&format!("CREATE DATABASE IF NOT EXISTS {name}"))?)
+            }),
+        Family::Embedded => {
+            anyhow::bail!("{engine} is embedded, not a server engine")
         }
     };
     made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
