@@ -80,6 +80,8 @@ pub struct ServerFacts {
     /// 128 MiB and ran at 256; MySQL 9.7 held 770 MiB with a 256 MiB pool (its performance
     /// schema and other buffers) and was killed at 384 and 512 MiB.
     pub least_memory_cap: u64,
+    /// A version `dbperf fetch` shows in its examples.
+    pub example_version: &'static str,
 }
 
 /// What sets an engine of the MySQL family apart from its siblings: the family's adapter and
@@ -175,6 +177,7 @@ pub const REGISTRY: &[Entry] = &[
             kill_signal: libc::SIGQUIT,
             client_program: "psql",
             least_memory_cap: 64 << 20,
+            example_version: "16.4",
         }),
         mysql: None,
         builds: &[BuildSource::Npm, BuildSource::Debian],
@@ -191,6 +194,7 @@ pub const REGISTRY: &[Entry] = &[
         server: Some(ServerFacts {
             client_program: "mariadb",
             least_memory_cap: 256 << 20,
+            example_version: "10.11",
             ..MYSQL_SERVER
         }),
         mysql: Some(MySqlFacts {
@@ -219,6 +223,7 @@ pub const REGISTRY: &[Entry] = &[
         server: Some(ServerFacts {
             client_program: "mysql",
             least_memory_cap: 1 << 30,
+            example_version: "9.7",
             ..MYSQL_SERVER
         }),
         mysql: Some(MySqlFacts {
@@ -257,7 +262,8 @@ pub const REGISTRY: &[Entry] = &[
     },
 ];
 
-/// What the MySQL family's servers share; each entry gives its client and its least cap.
+/// What the MySQL family's servers share; each entry gives its client, its least cap and its
+/// example version (the registry's test refuses one left empty).
 const MYSQL_SERVER: ServerFacts = ServerFacts {
     default_port: 3306,
     default_user: "root",
@@ -267,6 +273,7 @@ const MYSQL_SERVER: ServerFacts = ServerFacts {
     kill_signal: libc::SIGKILL,
     client_program: "",
     least_memory_cap: 0,
+    example_version: "",
 };
 
 impl Engine {
@@ -397,6 +404,7 @@ mod tests {
                     !s.client_program.is_empty() && s.least_memory_cap > 0,
                     "{e}"
                 );
+                assert!(!s.example_version.is_empty(), "{e}");
             }
         }
         assert_eq!(Engine::Postgres.server().unwrap().default_port, 5432);

@@ -101,12 +101,7 @@ pub fn run(a: FetchArgs) -> anyhow::Result<i32> {
         return bad_input(format!(
             "name the {engine} version to fetch, e.g. `dbperf fetch {engine} {}`; \
              `dbperf fetch --list {engine}` shows them",
-            match engine {
-                Engine::Postgres => "16.4",
-                Engine::MariaDb => "10.11",
-                Engine::MySql => "9.7",
-                Engine::Sqlite | Engine::Null => "",
-            }
+            engine.server().map_or("", |s| s.example_version)
         ));
     };
     let mut want = Want::parse(v)?;

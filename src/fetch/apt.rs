@@ -28,65 +28,74 @@ use crate::error::bad_input;
 use crate::safe_fs::tree::{Rel, Tree};
 use crate::safe_fs::{self, Also};
 
-/// A Debian release and the packages that make each engine's build there (empty: the release
-/// has none, and its lists are never fetched for that engine).
+/// A Debian release and the packages that make each engine's build there. An engine it does
+/// not name has none there, and the release's lists are never fetched for that engine.
 struct Release {
     name: &'static str,
     /// Whether the release has a `-security` suite (sid has none).
     security: bool,
-    /// The package whose version names the MariaDB build, then the others of the set.
-    mariadb: &'static [&'static str],
-    postgres: &'static [&'static str],
-    /// Oracle MySQL: the server, then its client (mysqladmin, mysqldump; the server needs none).
-    mysql: &'static [&'static str],
+    /// Each engine's packages: the one whose version names the build, then the others of the
+    /// set (Oracle MySQL: the server, then its client: mysqladmin, mysqldump; the server needs
+    /// none).
+    packages: &'static [(Engine, &'static [&'static str])],
 }
 
 const RELEASES: &[Release] = &[
     Release {
         name: "bullseye",
         security: true,
-        mariadb: &[
-            "mariadb-server-core-10.5",
-            "mariadb-server-10.5",
-            "mariadb-client-core-10.5",
-            "mariadb-plugin-rocksdb",
+        packages: &[
+            (
+                Engine::MariaDb,
+                &[
+                    "mariadb-server-core-10.5",
+                    "mariadb-server-10.5",
+                    "mariadb-client-core-10.5",
+                    "mariadb-plugin-rocksdb",
+                ],
+            ),
+            (Engine::Postgres, &["postgresql-13"]),
         ],
-        postgres: &["postgresql-13"],
-        mysql: &[],
     },
     Release {
         name: "bookworm",
         security: true,
-        mariadb: &[
-            "mariadb-server-core",
-            "mariadb-server",
-            "mariadb-client-core",
-            "mariadb-plugin-rocksdb",
+        packages: &[
+            (
+                Engine::MariaDb,
+                &[
+                    "mariadb-server-core",
+                    "mariadb-server",
+                    "mariadb-client-core",
+                    "mariadb-plugin-rocksdb",
+                ],
+            ),
+            (Engine::Postgres, &["postgresql-15"]),
         ],
-        postgres: &["postgresql-15"],
-        mysql: &[],
     },
     Release {
         name: "trixie",
         security: true,
-        // trixie's install script is in -server-core; my_print_defaults, which it calls, in
-        // -client-core.
-        mariadb: &[
-            "mariadb-server-core",
-            "mariadb-client-core",
-            "mariadb-plugin-rocksdb",
+        packages: &[
+            // trixie's install script is in -server-core; my_print_defaults, which it calls, in
+            // -client-core.
+            (
+                Engine::MariaDb,
+                &[
+                    "mariadb-server-core",
+                    "mariadb-client-core",
+                    "mariadb-plugin-rocksdb",
+                ],
+            ),
+            (Engine::Postgres, &["postgresql-17"]),
         ],
-        postgres: &["postgresql-17"],
-        mysql: &[],
     },
     // sid moves: the version it offers is the one it has that day (a cached build stays). Its
     // lists are fetched only for MySQL, the one engine no stable release packages.
     Release {
         name: "sid",
         security: false,
-        mariadb: &[],
-        postgres: &[],
-        mysql: &["mysql-server-core", "mysql-client-core"],
+        packages: &[(Engine::MySql, &["mysql-server-core", "mysql-client-core"])],
     },
 ];
 
@@ -94,12 +103,10 @@ impl Release {
     /// The packages of an engine's build; the first is the one whose versions are offered.
     /// Empty: the release has none (every release for an engine Debian does not package).
     fn packages(&self, engine: Engine) -> &'static [&'static str] {
-        match engine {
-            Engine::Postgres => self.postgres,
-            Engine::MariaDb => self.mariadb,
-            Engine::MySql => self.mysql,
-            Engine::Sqlite | Engine::Null => &[],
-        }
+        self.packages
+            .iter()
+            .find(|(e, _)| *e == engine)
+            .map_or(&[], |(_, p)| p)
     }
 
     /// The releases that package `engine`, oldest first.
@@ -805,6 +812,19 @@ fn wrap_programs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_engine_with_debian_builds_has_packages_and_no_other_has() {
+        for e in crate::engines::REGISTRY {
+            let debian = e.builds.contains(&BuildSource::Debian);
+            assert_eq!(
+                Release::with(e.engine).next().is_some(),
+                debian,
+                "{}",
+                e.name
+            );
+        }
+    }
 
     #[test]
     fn debian_versions_give_upstream_versions() {
