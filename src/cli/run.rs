@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, ValueEnum};
 
 use super::flags::OnOff;
-use super::given::{Given, IBENCH, SYSBENCH, WORKLOAD};
+use super::given::{Given, IBENCH, WORKLOAD};
 use super::render::Terminal;
 use super::summary::{fmt_num, table, TargetSteps};
 use super::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
@@ -18,13 +18,26 @@ use crate::error::bad_input;
 use crate::results::campaign::{Invocation, Shard};
 use crate::session::{self, Exit, IbenchSuite, IgnoreErrors, Request, SysbenchSuite};
 use crate::spec::{self, presets, target::Target, DeleteForm, IbenchOverrides, StatementForms};
+use crate::suites::Suite;
 
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
-pub enum Suite {
-    /// The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.
-    Ibench,
-    /// The sysbench-style microbenchmarks in the original's run order (docs/sysbench.md).
-    Sysbench,
+/// `--suite` takes the registry's names, with their help.
+impl ValueEnum for Suite {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [Suite; crate::suites::REGISTRY.len()] = {
+            let mut all = [Suite::DEFAULT; crate::suites::REGISTRY.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = crate::suites::REGISTRY[i].suite;
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.entry().help))
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -424,48 +437,47 @@ fn overrides(a: &RunArgs, clients: Option<u64>) -> IbenchOverrides {
     }
 }
 
-/// Insert Benchmark flags make no sense with the sysbench suite; say so rather than ignore them.
-fn refuse_ibench_flags(a: &RunArgs) -> anyhow::Result<()> {
-    let Some(flag) = a.given.first_in(IBENCH) else {
-        return Ok(());
-    };
-    // Some have a sysbench counterpart a person may have meant.
-    let hint = match flag {
-        "--clients" => " (the sysbench suite has --threads)",
-        "--rows-l-i0" => " (the sysbench suite has --rows)",
-        _ => "",
-    };
-    bad_input(format!(
-        "{flag}{hint} is an Insert Benchmark flag and does not apply to --suite sysbench"
-    ))
-}
-
-/// sysbench flags make no sense with the Insert Benchmark.
-fn refuse_sysbench_flags(a: &RunArgs) -> anyhow::Result<()> {
-    match a.given.first_in(SYSBENCH) {
-        Some(flag) => bad_input(format!(
-            "{flag} belongs to the sysbench suite; add --suite sysbench (the default suite is \
-             the Insert Benchmark)"
-        )),
-        None => Ok(()),
+/// A flag of another suite than `chosen` (`--threads` with the Insert Benchmark) makes no
+/// sense: said in one sentence naming the suite it belongs to, rather than ignored. Walks the
+/// registry, so a new suite's flags are refused with the others by their clap group.
+fn refuse_other_suites_flags(a: &RunArgs, chosen: Suite) -> anyhow::Result<()> {
+    for owner in Suite::all().filter(|s| *s != chosen) {
+        let Some(flag) = a.given.first_in(owner.name()) else {
+            continue;
+        };
+        // Some have a counterpart in the chosen suite a person may have meant.
+        let hint = match chosen.entry().counterparts.iter().find(|(f, _)| *f == flag) {
+            Some((_, c)) => format!(" ({} has {c})", chosen.entry().product),
+            None => String::new(),
+        };
+        let default = if a.given.has("suite") {
+            ""
+        } else {
+            " (the default suite)"
+        };
+        return bad_input(format!(
+            "{flag}{hint} is {} and does not apply to --suite {chosen}{default}; add --suite \
+             {owner} to run {}",
+            owner.entry().a_flag,
+            owner.entry().product
+        ));
     }
+    Ok(())
 }
 
-/// A key of one suite in a campaign's table of the other (`threads` under ibench): said in the
+/// A key of one suite in a campaign's table of another (`threads` under ibench): said in the
 /// campaign's terms, not the command line's.
-fn refuse_other_suites_keys(campaign: &str, suite: &str, a: &RunArgs) -> anyhow::Result<()> {
-    let (other, flags) = match suite {
-        "ibench" => ("sysbench", SYSBENCH),
-        _ => ("ibench", IBENCH),
-    };
-    match a.given.first_in(flags) {
-        Some(flag) => bad_input(format!(
-            "campaign {campaign}: {} belongs to the {other} suite, not in \
-             [campaign.{campaign}.{suite}]",
-            flag.trim_start_matches("--").replace('-', "_")
-        )),
-        None => Ok(()),
+fn refuse_other_suites_keys(campaign: &str, suite: Suite, a: &RunArgs) -> anyhow::Result<()> {
+    for owner in Suite::all().filter(|s| *s != suite) {
+        if let Some(flag) = a.given.first_in(owner.name()) {
+            return bad_input(format!(
+                "campaign {campaign}: {} belongs to the {owner} suite, not in \
+                 [campaign.{campaign}.{suite}]",
+                flag.trim_start_matches("--").replace('-', "_")
+            ));
+        }
     }
+    Ok(())
 }
 
 /// Servers and their tools run in other directories (PostgreSQL in its data directory), so
@@ -519,9 +531,9 @@ fn default_out(name: &str, preset: &str) -> PathBuf {
 /// The suite `a` asks for, with every parameter after preset and flags: the Insert Benchmark
 /// once per level of a `--clients` sweep.
 fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
+    refuse_other_suites_flags(a, a.suite)?;
     Ok(match a.suite {
         Suite::Ibench => {
-            refuse_sysbench_flags(a)?;
             let preset = presets::get(&a.preset)?;
             let levels: Vec<Option<u64>> = match &a.clients {
                 Some(l) => l.0.iter().map(|&n| Some(n)).collect(),
@@ -541,7 +553,6 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
             out
         }
         Suite::Sysbench => {
-            refuse_ibench_flags(a)?;
             vec![Arc::new(SysbenchSuite {
                 params: a.sysbench.params(&a.preset, a.seed, a.server_memory)?,
             })]
@@ -551,8 +562,8 @@ fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
 
 /// The first flag given that sets what a suite does (not how the run is organised).
 fn workload_flag(a: &RunArgs) -> Option<&str> {
-    [WORKLOAD, IBENCH, SYSBENCH]
-        .into_iter()
+    std::iter::once(WORKLOAD)
+        .chain(Suite::all().map(Suite::name))
         .find_map(|g| a.given.first_in(g))
 }
 
@@ -578,7 +589,7 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
         let suites = suite_of(a)?;
         return Ok(What {
             // The directory adds the preset: `<date>-ibench-quick`.
-            name: suites[0].name().to_string(),
+            name: suites[0].suite().name().to_string(),
             suites,
             vary: a.vary.clone(),
             server_memory: a.server_memory,
@@ -607,19 +618,19 @@ fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<Wha
     // the campaign's.
     let preset_given = a.given.has("preset");
     let mut suites = Vec::new();
-    for s in &c.suites {
+    for &s in &c.suites {
         let mut argv = vec![
             "dbperf".to_string(),
             "run".into(),
             "--suite".into(),
-            s.clone(),
+            s.name().to_string(),
         ];
         if let Some(p) = c.preset.as_ref().filter(|_| !preset_given) {
             argv.extend(["--preset".to_string(), p.clone()]);
         } else if preset_given {
             argv.extend(["--preset".to_string(), a.preset.clone()]);
         }
-        argv.extend(c.args.get(s).cloned().unwrap_or_default());
+        argv.extend(c.args.get(&s).cloned().unwrap_or_default());
         // A preset sized from the cap is sized from the campaign's.
         if let Some(cap) = c.server_memory {
             argv.extend(["--server-memory".to_string(), cap.to_string()]);
@@ -700,7 +711,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OK);
     }
     if args.suite == Suite::Sysbench && args.sysbench.list {
-        refuse_ibench_flags(&args)?;
+        refuse_other_suites_flags(&args, Suite::Sysbench)?;
         super::sysbench::print_list(&args.sysbench.params(
             &args.preset,
             args.seed,

@@ -196,7 +196,7 @@ fn new_table(id: String, title: String, kind: Kind, columns: Vec<Column>) -> Tab
         id,
         title,
         kind,
-        suite: "sysbench",
+        suite: crate::suites::Suite::Sysbench.name(),
         step: None,
         op: None,
         row_header: "target".into(),

@@ -100,7 +100,7 @@ pub struct RunFile {
     pub tool: Tool,
     pub command_line: Vec<String>,
     pub target: TargetInfo,
-    pub suite: String,
+    pub suite: crate::suites::Suite,
     pub preset: String,
     /// Every parameter of the suite, after preset and flags.
     pub parameters: serde_json::Value,
@@ -573,8 +573,11 @@ pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
 /// A result file parsed straight into its type (no intermediate JSON tree, which would cost
 /// many times the text).
 pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    let text = read_gated(path)?;
-    serde_json::from_str(&text).map_err(|e| {
+    parse_versioned(path, &read_gated(path)?)
+}
+
+fn parse_versioned<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<T> {
+    serde_json::from_str(text).map_err(|e| {
         BadInput(format!(
             "{} does not match the result schema: {}",
             path.display(),
@@ -584,9 +587,34 @@ pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result
     })
 }
 
+/// A run.json that did not read because it names a suite this dbperf does not know (a newer
+/// dbperf's): said so, since the schema error alone would not tell a person what to do.
+fn unknown_suite(path: &Path, text: &str) -> Option<anyhow::Error> {
+    #[derive(serde::Deserialize)]
+    struct SuiteOnly {
+        suite: String,
+    }
+    let named: SuiteOnly = serde_json::from_str(text).ok()?;
+    match crate::suites::Suite::parse(&named.suite) {
+        Some(_) => None,
+        None => Some(
+            BadInput(format!(
+                "{} is a result of suite {}, which this dbperf cannot report; upgrade dbperf",
+                path.display(),
+                crate::untrusted::shown(&named.suite)
+            ))
+            .into(),
+        ),
+    }
+}
+
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {
     let path = dir.join("run.json");
-    let run: RunFile = read_versioned(&path)?;
+    let text = read_gated(&path)?;
+    let run: RunFile = match parse_versioned(&path, &text) {
+        Ok(run) => run,
+        Err(e) => return Err(unknown_suite(&path, &text).unwrap_or(e)),
+    };
     // A target's name names directories and rows: a plain name, of printable characters.
     let name = &run.target.name;
     if !crate::untrusted::plain_name(name) || name.chars().any(char::is_control) {
