@@ -27,6 +27,8 @@ pub struct Entry {
     pub name: &'static str,
     /// What people call it, for sentences: "the Insert Benchmark".
     pub product: &'static str,
+    /// What a report's headings call it: "Insert Benchmark".
+    pub title: &'static str,
     /// What one of its flags is called in a sentence: "an Insert Benchmark flag".
     pub a_flag: &'static str,
     /// `dbperf run --suite`'s help for it.
@@ -42,6 +44,7 @@ pub const REGISTRY: &[Entry] = &[
         suite: Suite::Ibench,
         name: "ibench",
         product: "the Insert Benchmark",
+        title: "Insert Benchmark",
         a_flag: "an Insert Benchmark flag",
         help: "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.",
         counterparts: &[],
@@ -50,6 +53,7 @@ pub const REGISTRY: &[Entry] = &[
         suite: Suite::Sysbench,
         name: "sysbench",
         product: "the sysbench suite",
+        title: "sysbench",
         a_flag: "a sysbench flag",
         help: "The sysbench-style microbenchmarks in the original's run order \
                (docs/sysbench.md).",

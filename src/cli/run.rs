@@ -73,7 +73,7 @@ pub enum StatementFormsArg {
           group(ArgGroup::new(IBENCH).multiple(true)))]
 pub struct RunArgs {
     /// Benchmark suite to run.
-    #[arg(long, value_enum, default_value = "ibench", group = WORKLOAD)]
+    #[arg(long, value_enum, default_value_t = Suite::DEFAULT, group = WORKLOAD)]
     pub suite: Suite,
 
     /// Sizes and durations (see --list-presets); each is overridable by the flags below. The

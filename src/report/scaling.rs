@@ -17,14 +17,6 @@ use crate::results::metric::Metric;
 use crate::results::{axes_label, split_level, Status};
 use crate::suites::Suite;
 
-/// What a scaling section calls a suite in its title.
-fn title(suite: Suite) -> &'static str {
-    match suite {
-        Suite::Ibench => "Insert Benchmark",
-        Suite::Sysbench => "sysbench",
-    }
-}
-
 /// One target at every level of a sweep: (level, result, step) for each step it ran.
 struct Curve {
     label: String,
@@ -88,7 +80,7 @@ type Rows = Vec<(String, Vec<Option<f64>>)>;
 /// read show what the setting does to IO (a larger read-ahead reads more per read, a smaller
 /// page less).
 fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> {
-    let title = title(suite);
+    let title = suite.entry().title;
     let values = ordered_values(all, suite, key);
     if values.len() < 2 {
         return None;
@@ -334,7 +326,7 @@ fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) 
     }
     let mut sec = Section::new(
         format!("scaling-{suite}"),
-        format!("Scaling: {} by {word}s", title(suite)),
+        format!("Scaling: {} by {word}s", suite.entry().title),
     );
     sec.blocks.push(Block::Text(format!(
         "Each step at every level of the sweep, per target. 'Per {word}' is the throughput per \
