@@ -29,22 +29,25 @@ mod flags;
 mod given;
 mod history;
 mod host;
+mod ibench;
 mod profile;
 mod render;
 mod report;
 mod run;
+mod run_args;
 mod server;
 mod signals;
 mod slurm;
 mod summary;
 mod sysbench;
+mod what;
 mod writeamp;
 
 use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-pub use run::RunArgs;
+pub use run_args::RunArgs;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
