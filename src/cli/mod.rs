@@ -164,3 +164,14 @@ pub fn main() -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap checks its declarations (two groups of one id, a flag in a group that does not
+    /// exist) only when asked; the suites' groups are declared in three files.
+    #[test]
+    fn the_command_line_declarations_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}
