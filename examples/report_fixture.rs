@@ -192,7 +192,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
             server: None,
             build: None,
         },
-        suite: "ibench".into(),
+        suite: dbperf::suites::Suite::Ibench,
         preset: "cached-small".into(),
         parameters: serde_json::json!({
             "clients": 1, "deletes": true, "preset": "cached-small", "query_seconds": 1800,

@@ -20,6 +20,7 @@ pub mod safe_fs;
 pub mod server;
 pub mod session;
 pub mod spec;
+pub mod suites;
 pub mod untrusted;
 pub mod workload;
 

@@ -514,6 +514,12 @@ const NOT_AN_ENGINE: &str = "not an engine";
 /// Engine names written as string literals in the code of `text` (comments and test code left
 /// out), but on lines that say they are not an engine's.
 fn engine_names_in(text: &str) -> Vec<String> {
+    names_in(text, &engine_names(), NOT_AN_ENGINE)
+}
+
+/// Which of `names` (string literals) the code of `text` writes (comments and test code left
+/// out), but on lines holding `marker` in a comment.
+fn names_in(text: &str, names: &[String], marker: &str) -> Vec<String> {
     // Test code is found on the fully blanked text (a brace in a string must not end a
     // module); blanking keeps every offset, so its ranges hold in the other text too.
     let mut code = blanked(text, false);
@@ -522,13 +528,35 @@ fn engine_names_in(text: &str) -> Vec<String> {
     }
     let lines: Vec<&str> = text.lines().collect();
     let mut found = Vec::new();
-    for n in engine_names() {
+    for n in names {
         let named = code.match_indices(n.as_str()).any(|(at, _)| {
             let line = text[..at].matches('\n').count();
-            !lines.get(line).is_some_and(|l| l.contains(NOT_AN_ENGINE))
+            !lines.get(line).is_some_and(|l| l.contains(marker))
         });
         if named {
-            found.push(n);
+            found.push(n.clone());
+        }
+    }
+    found
+}
+
+/// `names` written outside `registry` (the one file that names them) in the crate's code and
+/// its examples, as `file: name`.
+fn named_outside(registry: &str, names: &[String], marker: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let examples = std::fs::read_dir(root.join("examples"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"));
+    for f in files_outside_tests().into_iter().chain(examples) {
+        let rel = f.strip_prefix(root).unwrap().to_string_lossy().to_string();
+        if rel == registry {
+            continue;
+        }
+        for n in names_in(&std::fs::read_to_string(&f).unwrap(), names, marker) {
+            found.push(format!("{rel}: {n}"));
         }
     }
     found
@@ -540,22 +568,7 @@ fn engine_names_in(text: &str) -> Vec<String> {
 /// them; the examples are held to it too.
 #[test]
 fn engines_are_named_by_the_registry_only() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    let examples = std::fs::read_dir(root.join("examples"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"));
-    for f in files_outside_tests().into_iter().chain(examples) {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().to_string();
-        if rel == "src/engines.rs" {
-            continue;
-        }
-        for n in engine_names_in(&std::fs::read_to_string(&f).unwrap()) {
-            found.push(format!("{rel}: {n}"));
-        }
-    }
+    let found = named_outside("src/engines.rs", &engine_names(), NOT_AN_ENGINE);
     assert!(
         found.is_empty(),
         "engine names outside the registry (a line naming something else says \"{NOT_AN_ENGINE}\" \
@@ -563,6 +576,28 @@ fn engines_are_named_by_the_registry_only() {
         found.join("\n")
     );
 }
+
+/// A suite is the `Suite` type and its registry entry, as an engine is: code decides by a
+/// `match` on the type (which fails to compile where a new suite needs a decision), never by
+/// comparing a name, which a new suite would silently fall through (the report once rendered
+/// any suite but the Insert Benchmark as sysbench).
+#[test]
+fn suites_are_named_by_the_registry_only() {
+    let names: Vec<String> = dbperf::suites::REGISTRY
+        .iter()
+        .map(|e| format!("\"{}\"", e.name))
+        .collect();
+    let found = named_outside("src/suites.rs", &names, NOT_A_SUITE);
+    assert!(
+        found.is_empty(),
+        "suite names outside the registry (a line naming something else says \"{NOT_A_SUITE}\" \
+         in a comment):\n{}",
+        found.join("\n")
+    );
+}
+
+/// What a line that writes a suite's name for something else says in a comment.
+const NOT_A_SUITE: &str = "not a suite";
 
 #[test]
 fn the_engine_name_check_sees_code_literals_only() {
@@ -599,16 +634,18 @@ fn the_engine_name_check_sees_code_literals_only() {
     assert_eq!(engine_names_in(after), ["\"sqlite\""]);
 }
 
-/// The registry is the floor every room stands on: it names no room of the crate, so any room
-/// may use it without a circle.
+/// The registries are the floor every room stands on: they name no room of the crate, so any
+/// room may use them without a circle.
 #[test]
 fn the_engine_registry_uses_no_room() {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engines.rs");
-    let rooms: Vec<String> = rooms_named(&std::fs::read_to_string(&f).unwrap(), &["engines"])
-        .into_iter()
-        .filter(|r| r != "engines")
-        .collect();
-    assert!(rooms.is_empty(), "src/engines.rs uses {rooms:?}");
+    for registry in ["engines", "suites"] {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("src/{registry}.rs"));
+        let rooms: Vec<String> = rooms_named(&std::fs::read_to_string(&f).unwrap(), &[registry])
+            .into_iter()
+            .filter(|r| r != registry)
+            .collect();
+        assert!(rooms.is_empty(), "src/{registry}.rs uses {rooms:?}");
+    }
 }
 
 /// The module paths `text` names, each as far as it is written (`use super::{model::Cell,

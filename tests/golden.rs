@@ -39,7 +39,7 @@ fn results_of_the_release_before_campaigns_read_through_the_one_reader() {
         );
         let d = run_dir.join(TARGET);
         let run = results::read_run(&d).expect("run.json reads");
-        assert_eq!(run.suite, suite);
+        assert_eq!(run.suite.name(), suite);
         assert_eq!(run.tool.git_revision, "3be8b909470f", "{suite}");
         assert_eq!(run.campaign, None, "{suite}");
         assert_eq!(run.steps_planned, steps);
@@ -154,7 +154,7 @@ fn results_of_an_earlier_release_still_read() {
         let j = read_journal(&run_dir).expect("campaign.json reads");
         assert_eq!(j.cells.len(), 1);
         let (run, files) = read_all(&run_dir.join(TARGET));
-        assert_eq!(run.suite, suite);
+        assert_eq!(run.suite.name(), suite);
         assert_eq!(run.steps_planned, steps);
         assert_eq!(files.len(), steps.len(), "{suite}: every step file reads");
         for f in &files {

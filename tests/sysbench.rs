@@ -47,7 +47,7 @@ fn quick_with(target: &str, name: &str, version: &str, maintenance: &str, extra:
     let (run, steps) = read_all(&target_dir(&out, name));
     check_cost_interval(&steps);
     assert_eq!(run.status, "ok");
-    assert_eq!(run.suite, "sysbench");
+    assert_eq!(run.suite.name(), "sysbench");
     assert!(
         run.target.version.contains(version),
         "{}",

@@ -41,7 +41,7 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     let (run, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
     check_cost_interval(&steps);
     assert_eq!(run.status, "ok");
-    assert_eq!(run.suite, "sysbench");
+    assert_eq!(run.suite.name(), "sysbench");
     assert_eq!(run.parameters["run_order"], "current");
     assert_eq!(run.parameters["rows"], 10_000);
     assert_eq!(run.steps_planned.len(), 39, "load + 38 runs");

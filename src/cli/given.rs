@@ -22,8 +22,8 @@ struct GivenOption {
 }
 
 /// Groups of `dbperf run`'s options, declared on their fields in `RunArgs` and `SysbenchArgs`.
-pub const IBENCH: &str = "ibench";
-pub const SYSBENCH: &str = "sysbench";
+pub const IBENCH: &str = crate::suites::Suite::Ibench.name();
+pub const SYSBENCH: &str = crate::suites::Suite::Sysbench.name();
 /// Options that say what a suite does (not how the run is organised): a campaign decides them.
 pub const WORKLOAD: &str = "workload";
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use super::run::RunArgs;
+use super::run_args::RunArgs;
 use super::EXIT_OK;
 use crate::error::bad_input;
 use crate::results::slurm::{read_submission, Submission, Submitted, SLURM_DIR, SUBMIT_FILE};
@@ -73,7 +73,7 @@ fn first_submit(a: &RunArgs, stop: &AtomicBool) -> anyhow::Result<i32> {
             out.display()
         ));
     }
-    super::run::check_plan(a)?;
+    super::what::check_plan(a)?;
     let args = task_args(&a.argv);
     check_task_args(&args, n)?;
     let mut sub = Submission {

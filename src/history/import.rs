@@ -155,7 +155,7 @@ fn run_record(run: &RunFile, dir: &Path) -> RunRecord {
             .get("hostname")
             .and_then(|h| h.as_str())
             .map(String::from),
-        suite: run.suite.clone(),
+        suite: run.suite.name().to_string(),
         preset: run.preset.clone(),
         campaign: run.campaign.as_ref().and_then(|c| c.campaign.clone()),
         round: run.campaign.as_ref().map(|c| c.round),

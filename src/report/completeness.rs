@@ -177,7 +177,7 @@ mod tests {
     fn cell(id: &str, order: usize, state: CellState) -> JournalCell {
         JournalCell {
             attempts: 1,
-            ..JournalCell::planned(id, id, "sysbench", 1, order, state)
+            ..JournalCell::planned(id, id, crate::suites::Suite::Sysbench, 1, order, state)
         }
     }
 

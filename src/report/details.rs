@@ -146,7 +146,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             listed(settings, 6)
         ));
     }
-    for suite in ["ibench", "sysbench"] {
+    for suite in crate::suites::Suite::all() {
         let params: Vec<(&str, BTreeMap<String, String>)> = all
             .iter()
             .zip(&names)
@@ -452,7 +452,7 @@ pub fn section(all: &[TargetResult]) -> Section {
             label: r.shown_name(),
             target: Some(i),
             cells: vec![
-                Cell::text(&run.suite),
+                Cell::text(run.suite.name()),
                 Cell::text(&run.target.engine),
                 Cell::text(&run.target.version),
                 config,

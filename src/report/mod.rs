@@ -38,6 +38,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::BadInput;
+use crate::suites::Suite;
 use context::Ctx;
 use model::{Block, Doc, Section, TargetLabel};
 use rules::Thresholds;
@@ -129,7 +130,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
             TargetLabel {
                 name: t.shown_name(),
                 dir: t.dir.display().to_string(),
-                suite: t.run.suite.clone(),
+                suite: t.run.suite.name().to_string(),
                 engine: t.run.target.engine.clone(),
                 version: t.run.target.version.clone(),
                 config_name: t.run.target.config_name.clone(),
@@ -140,7 +141,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
         })
         .collect();
     let mut sections = Vec::new();
-    for suite in ["ibench", "sysbench"] {
+    for suite in Suite::all() {
         // Relative numbers compare results equal on every swept axis: a section per combination
         // of the axes' values (one, without a sweep).
         let mut combos: Vec<&BTreeMap<String, String>> = Vec::new();
@@ -164,8 +165,8 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 show_pre: opts.show_pre,
             };
             let mut sec = match suite {
-                "ibench" => ibench::build(&ctx),
-                _ => sysbench::build(&ctx),
+                Suite::Ibench => ibench::build(&ctx),
+                Suite::Sysbench => sysbench::build(&ctx),
             };
             if combos.len() > 1 {
                 at_axes(&mut sec, axes);

@@ -251,6 +251,7 @@ impl Section {
 pub struct TargetLabel {
     pub name: String,
     pub dir: String,
+    /// Its suite's name (empty on a chart's own curves).
     pub suite: String,
     pub engine: String,
     pub version: String,

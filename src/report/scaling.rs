@@ -15,6 +15,7 @@ use super::rules;
 use super::target::TargetResult;
 use crate::results::metric::Metric;
 use crate::results::{axes_label, split_level, Status};
+use crate::suites::Suite;
 
 /// One target at every level of a sweep: (level, result, step) for each step it ran.
 struct Curve {
@@ -29,17 +30,12 @@ struct Curve {
 /// concurrency; and one per swept setting (read-ahead, scheduler, a server setting).
 pub fn sections(all: &[TargetResult]) -> Vec<Section> {
     let mut out = Vec::new();
-    let concurrency = [
-        (
-            "ibench",
-            "Insert Benchmark",
-            XAxis::Clients,
-            ibench_curves(all),
-        ),
-        ("sysbench", "sysbench", XAxis::Threads, sysbench_curves(all)),
-    ];
-    for (suite, title, axis, curves) in concurrency {
-        out.extend(section(suite, title, axis, curves, all));
+    for suite in Suite::all() {
+        let (axis, curves) = match suite {
+            Suite::Ibench => (XAxis::Clients, ibench_curves(all)),
+            Suite::Sysbench => (XAxis::Threads, sysbench_curves(all)),
+        };
+        out.extend(section(suite, axis, curves, all));
     }
     let mut keys: Vec<&String> = all
         .iter()
@@ -49,8 +45,8 @@ pub fn sections(all: &[TargetResult]) -> Vec<Section> {
     keys.sort();
     keys.dedup();
     for key in keys {
-        for (suite, title) in [("ibench", "Insert Benchmark"), ("sysbench", "sysbench")] {
-            out.extend(by_setting(all, suite, title, key));
+        for suite in Suite::all() {
+            out.extend(by_setting(all, suite, key));
         }
     }
     out
@@ -58,7 +54,7 @@ pub fn sections(all: &[TargetResult]) -> Vec<Section> {
 
 /// A swept setting's values as the report orders them: by number when they all are numbers
 /// (read_ahead_kb, a size), else in the order the results came.
-fn ordered_values(all: &[TargetResult], suite: &str, key: &str) -> Vec<String> {
+fn ordered_values(all: &[TargetResult], suite: Suite, key: &str) -> Vec<String> {
     let mut values: Vec<String> = Vec::new();
     for t in all.iter().filter(|t| t.run.suite == suite) {
         if let Some(v) = t.run.axes.get(key) {
@@ -83,12 +79,8 @@ type Rows = Vec<(String, Vec<Option<f64>>)>;
 /// target (other axes equal), a column per value. Disk reads per operation and KB per disk
 /// read show what the setting does to IO (a larger read-ahead reads more per read, a smaller
 /// page less).
-fn by_setting(
-    all: &[TargetResult],
-    suite: &'static str,
-    title: &str,
-    key: &str,
-) -> Option<Section> {
+fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> {
+    let title = suite.entry().title;
     let values = ordered_values(all, suite, key);
     if values.len() < 2 {
         return None;
@@ -187,7 +179,7 @@ fn by_setting(
             continue;
         }
         sec.blocks.push(Block::Table(value_table(
-            suite,
+            suite.name(),
             &format!("by.{key}.{suite}.{k}"),
             &format!("{what} by {name}"),
             unit,
@@ -203,7 +195,7 @@ fn by_setting(
 fn ibench_curves(all: &[TargetResult]) -> Vec<Curve> {
     let mut curves: Vec<(String, Curve)> = Vec::new();
     for (i, t) in all.iter().enumerate() {
-        if t.run.suite != "ibench" {
+        if t.run.suite != Suite::Ibench {
             continue;
         }
         let Some(level) = t
@@ -250,7 +242,7 @@ fn ibench_curves(all: &[TargetResult]) -> Vec<Curve> {
 fn sysbench_curves(all: &[TargetResult]) -> Vec<Curve> {
     let mut out = Vec::new();
     for (i, t) in all.iter().enumerate() {
-        if t.run.suite != "sysbench" {
+        if t.run.suite != Suite::Sysbench {
             continue;
         }
         let mut c = Curve {
@@ -310,13 +302,7 @@ fn rows_loaded(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
     t.step(step).map(|s| s.parameters.planned_rows as f64)
 }
 
-fn section(
-    suite: &'static str,
-    title: &str,
-    axis: XAxis,
-    curves: Vec<Curve>,
-    all: &[TargetResult],
-) -> Option<Section> {
+fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {
     let mut levels: Vec<u64> = curves
         .iter()
         .flat_map(|c| c.points.values().flat_map(|m| m.keys().copied()))
@@ -340,7 +326,7 @@ fn section(
     }
     let mut sec = Section::new(
         format!("scaling-{suite}"),
-        format!("Scaling: {title} by {word}s"),
+        format!("Scaling: {} by {word}s", suite.entry().title),
     );
     sec.blocks.push(Block::Text(format!(
         "Each step at every level of the sweep, per target. 'Per {word}' is the throughput per \
@@ -380,7 +366,7 @@ fn section(
     for (key, what, unit, f, better) in tables {
         let rows = rows_of(f);
         sec.blocks.push(Block::Table(table(
-            suite,
+            suite.name(),
             &format!("scaling.{suite}.{key}"),
             &format!("{what} by {word}s"),
             unit,
@@ -394,7 +380,7 @@ fn section(
                 .map(|(label, v)| (label, per_level(&levels, &v)))
                 .collect();
             sec.blocks.push(Block::Table(table(
-                suite,
+                suite.name(),
                 &format!("scaling.{suite}.per-{word}"),
                 &format!("throughput per {word}, relative to the lowest level"),
                 "",
@@ -404,9 +390,9 @@ fn section(
             )));
         }
     }
-    if suite == "ibench" && steps.iter().any(|s| s == "l.i0") {
+    if suite == Suite::Ibench && steps.iter().any(|s| s == "l.i0") {
         sec.blocks.push(Block::Table(table(
-            suite,
+            suite.name(),
             "scaling.ibench.rows",
             "rows each level loaded (l.i0)",
             "rows",

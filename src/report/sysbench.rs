@@ -11,6 +11,9 @@ use super::common::{
 };
 use super::confidence;
 use super::context::Ctx;
+
+/// The suite's name, which its tables' ids and the export's `suite` column carry.
+const SYSBENCH: &str = crate::suites::Suite::Sysbench.name();
 use super::model::{Better, Block, Cell, Chart, Column, Kind, Mark, Row, Section, Table};
 use super::number;
 use super::rules::{quartiles, rel_cell};
@@ -129,7 +132,7 @@ pub fn build(ctx: &Ctx) -> Section {
         .map(|n| (n.clone(), group_of(n, &mut inferred)))
         .collect();
 
-    let mut sec = Section::new("sysbench", "sysbench microbenchmarks");
+    let mut sec = Section::new(SYSBENCH, "sysbench microbenchmarks");
     sec.blocks.push(Block::Text(format!(
         "QPS per microbenchmark (the step's headline: statements per second, BEGIN/COMMIT included where the test has them; for scan its rows/s), {} microbenchmarks in {} groups. Rows: targets in the order given.",
         names.len(),
@@ -179,7 +182,7 @@ fn latency_section(ctx: &Ctx, names: &[String]) -> Section {
         }
         for op in ops {
             let id = format!("sysbench-{}-lat-{}", sanitize(n), sanitize(op));
-            let (t, x) = super::latency::table(ctx, &id, "sysbench", n, op);
+            let (t, x) = super::latency::table(ctx, &id, SYSBENCH, n, op);
             tally.add(x);
             sec.blocks.push(Block::Table(t));
         }
@@ -196,7 +199,7 @@ fn new_table(id: String, title: String, kind: Kind, columns: Vec<Column>) -> Tab
         id,
         title,
         kind,
-        suite: "sysbench",
+        suite: SYSBENCH,
         step: None,
         op: None,
         row_header: "target".into(),
@@ -528,7 +531,7 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
         }
         // One device per target repeats the columns above; several (a log device of its own)
         // are worth a table each microbenchmark.
-        if let Some(t) = super::devices::table(ctx, "sysbench", n, true) {
+        if let Some(t) = super::devices::table(ctx, SYSBENCH, n, true) {
             sec.blocks.push(Block::Table(t));
         }
     }

@@ -65,7 +65,7 @@ pub struct JournalCell {
     /// Also the cell's directory under the run directory.
     pub id: String,
     pub target: String,
-    pub suite: String,
+    pub suite: crate::suites::Suite,
     /// 1-based.
     pub round: u32,
     /// Position in the whole plan, 0-based.
@@ -110,7 +110,7 @@ impl JournalCell {
     pub fn planned(
         id: &str,
         target: &str,
-        suite: &str,
+        suite: crate::suites::Suite,
         round: u32,
         order: usize,
         state: CellState,
@@ -118,7 +118,7 @@ impl JournalCell {
         JournalCell {
             id: id.to_string(),
             target: target.to_string(),
-            suite: suite.to_string(),
+            suite,
             round,
             order,
             state,

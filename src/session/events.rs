@@ -11,7 +11,7 @@ pub struct PlannedCell {
     pub number: usize,
     pub id: String,
     pub target: String,
-    pub suite: String,
+    pub suite: crate::suites::Suite,
     /// Its values of the swept axes (`c4.ra128`); empty without a sweep.
     pub axes: String,
     pub round: u32,
@@ -39,7 +39,7 @@ pub struct CellBegins {
     pub index: usize,
     pub of: usize,
     pub target: String,
-    pub suite: String,
+    pub suite: crate::suites::Suite,
     /// Its values of the swept axes (`c4.ra128`); empty without a sweep.
     pub axes: String,
     pub round: u32,

@@ -18,10 +18,10 @@ const LONG: usize = 64;
 pub fn of(target: &Target, suite: &dyn Suite) -> anyhow::Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     out.insert(
-        format!("{}.preset", suite.name()),
+        format!("{}.preset", suite.suite()),
         suite.preset().to_string(),
     );
-    flatten(&suite.parameters()?, suite.name().to_string(), &mut out);
+    flatten(&suite.parameters()?, suite.suite().to_string(), &mut out);
     let t = |k: &str| format!("target.{k}");
     out.insert(t("engine"), target.engine.name().to_string());
     out.insert(t("config"), target.config.clone());

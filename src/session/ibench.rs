@@ -28,8 +28,8 @@ pub struct IbenchSuite {
 }
 
 impl Suite for IbenchSuite {
-    fn name(&self) -> &'static str {
-        "ibench"
+    fn suite(&self) -> crate::suites::Suite {
+        crate::suites::Suite::Ibench
     }
 
     fn preset(&self) -> &str {

@@ -10,6 +10,7 @@ use super::{fingerprint, mark, now_rfc3339, plan, tool, Request};
 use crate::error::bad_input;
 use crate::results::campaign::{CellState, Journal, JournalCell, ServerLease};
 use crate::results::{CampaignCell, RunStatus, SCHEMA};
+use crate::suites::Suite;
 
 /// A cell's definition as fingerprinted when it was planned (`fingerprint::of`).
 pub(super) type Print = BTreeMap<String, String>;
@@ -21,7 +22,7 @@ pub(super) struct Ledger {
 impl Ledger {
     /// A new run's journal: every cell planned (or another shard's).
     pub fn fresh(req: &Request, cells: &[plan::Cell], prints: &[Print]) -> Ledger {
-        let suite_names: Vec<&str> = req.suites.iter().map(|s| s.name()).collect();
+        let suite_names: Vec<Suite> = req.suites.iter().map(|s| s.suite()).collect();
         Ledger {
             journal: Journal {
                 schema: SCHEMA,
@@ -61,7 +62,7 @@ impl Ledger {
                     number: c.order + 1,
                     id: c.id.clone(),
                     target: c.target.clone(),
-                    suite: c.suite.clone(),
+                    suite: c.suite,
                     axes: crate::results::axes_label(&c.axes),
                     round: c.round,
                     rounds: j.rounds,
@@ -105,7 +106,7 @@ impl Ledger {
             index: jc.order + 1,
             of,
             target: jc.target.clone(),
-            suite: jc.suite.clone(),
+            suite: jc.suite,
             axes: crate::results::axes_label(&jc.axes),
             round: jc.round,
             rounds: self.journal.rounds,
@@ -176,7 +177,7 @@ impl Ledger {
     }
 }
 
-fn planned(c: &plan::Cell, req: &Request, suite: &str, print: &Print) -> JournalCell {
+fn planned(c: &plan::Cell, req: &Request, suite: Suite, print: &Print) -> JournalCell {
     let state = if c.in_shard(req.shard) {
         CellState::Planned
     } else {

@@ -455,7 +455,14 @@ mod tests {
                 JournalCell {
                     attempts: 1,
                     failures,
-                    ..JournalCell::planned(&id, &id, "ibench", 1, (i - 1) as usize, state)
+                    ..JournalCell::planned(
+                        &id,
+                        &id,
+                        crate::suites::Suite::Ibench,
+                        1,
+                        (i - 1) as usize,
+                        state,
+                    )
                 }
             })
             .collect();

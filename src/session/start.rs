@@ -38,7 +38,11 @@ pub(super) fn prepare(
         .iter()
         .map(|t| (t.name.clone(), t.axes.clone()))
         .collect();
-    let suites: Vec<(&str, plan::Axes)> = req.suites.iter().map(|s| (s.name(), s.axes())).collect();
+    let suites: Vec<(&str, plan::Axes)> = req
+        .suites
+        .iter()
+        .map(|s| (s.suite().name(), s.axes()))
+        .collect();
     let hosts: Vec<plan::Axes> = req.hosts.iter().map(|h| h.axes()).collect();
     let cells = plan::cells(&target_names, &suites, &hosts, req.rounds.max(1));
     if !req.hosts.is_empty() {

@@ -12,8 +12,8 @@ use crate::results::StepFile;
 
 /// A suite with every parameter fixed, before any target is open.
 pub trait Suite: Send + Sync {
-    /// `ibench` or `sysbench`: the `suite` of run.json.
-    fn name(&self) -> &'static str;
+    /// Which registered suite it is: the `suite` of run.json.
+    fn suite(&self) -> crate::suites::Suite;
     fn preset(&self) -> &str;
     /// Every parameter after preset and flags, for run.json.
     fn parameters(&self) -> anyhow::Result<serde_json::Value>;

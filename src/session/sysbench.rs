@@ -25,8 +25,8 @@ pub struct SysbenchSuite {
 }
 
 impl Suite for SysbenchSuite {
-    fn name(&self) -> &'static str {
-        "sysbench"
+    fn suite(&self) -> crate::suites::Suite {
+        crate::suites::Suite::Sysbench
     }
 
     fn preset(&self) -> &str {

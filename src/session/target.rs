@@ -90,7 +90,7 @@ pub fn check(targets: &[Target], cx: &CheckCx) -> anyhow::Result<Vec<Checked>> {
                      than the max_connections {most} its config allows; give fewer clients or \
                      threads, or a config with max_connections = {needs} or more",
                     t.name,
-                    cx.suite.name()
+                    cx.suite.suite()
                 ));
             }
             out.push(Checked {
@@ -281,7 +281,7 @@ pub fn new_run_file(
             server: None,
             build: target.build.clone(),
         },
-        suite: cx.suite.name().into(),
+        suite: cx.suite.suite(),
         preset: cx.suite.preset().into(),
         parameters: cx.suite.parameters()?,
         steps_planned: cx.suite.step_names(),

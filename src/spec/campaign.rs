@@ -7,10 +7,47 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::error::bad_input;
+use crate::suites::Suite;
+
+/// A `[campaign.<name>]` as written: its keys, and a table of `dbperf run` flags per suite
+/// (`[campaign.<name>.sysbench]`), keyed by the registry's names.
+#[derive(Debug, Default)]
+pub struct CampaignDecl {
+    pub keys: CampaignKeys,
+    /// Flags of `dbperf run` for one suite, without their dashes: `rows_l_i0 = "1M"`,
+    /// `rates = [100, 500]` for ibench; `tests = "point-query,read-only*"`, `threads = 4`.
+    pub suite_flags: BTreeMap<Suite, toml::Table>,
+}
+
+/// The tables named as suites are taken out first, so the rest is checked for unknown keys
+/// against a list that does not have to name every suite.
+impl<'de> Deserialize<'de> for CampaignDecl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CampaignDecl, D::Error> {
+        use serde::de::Error;
+        let mut table = toml::Table::deserialize(d)?;
+        let mut suite_flags = BTreeMap::new();
+        for suite in Suite::all() {
+            match table.remove(suite.name()) {
+                Some(toml::Value::Table(t)) => {
+                    suite_flags.insert(suite, t);
+                }
+                Some(_) => {
+                    return Err(D::Error::custom(format!(
+                        "{suite} must be a table of {suite}'s flags ([campaign.<name>.{suite}])"
+                    )))
+                }
+                None => {}
+            }
+        }
+        let keys =
+            CampaignKeys::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
+        Ok(CampaignDecl { keys, suite_flags })
+    }
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CampaignDecl {
+pub struct CampaignKeys {
     /// Targets by name (declared in [target.*]) or inline (`postgres@16.4:small`).
     pub targets: Option<Vec<String>>,
     /// ... or every combination of these: `<engine>[@<build>][:<config>]`.
@@ -19,7 +56,7 @@ pub struct CampaignDecl {
     pub builds: Option<Vec<String>>,
     /// Config names, for `engines`.
     pub configs: Option<Vec<String>>,
-    /// `ibench` (default) and/or `sysbench`.
+    /// Registered suites' names; the default suite when absent.
     pub suites: Option<Vec<String>>,
     pub preset: Option<String>,
     pub repeats: Option<u32>,
@@ -27,11 +64,6 @@ pub struct CampaignDecl {
     pub pause_between: Option<u64>,
     /// The target relative numbers are against.
     pub base: Option<String>,
-    /// Flags of `dbperf run` for the Insert Benchmark, without their dashes:
-    /// `rows_l_i0 = "1M"`, `rates = [100, 500]`.
-    pub ibench: Option<toml::Table>,
-    /// Flags for the sysbench suite: `tests = "point-query,read-only*"`, `threads = 4`.
-    pub sysbench: Option<toml::Table>,
     /// Host settings swept over: every cell runs at each read-ahead (KB) and scheduler of the
     /// block devices under its data, set before it and put back after.
     pub read_ahead_kb: Option<Vec<u64>>,
@@ -55,13 +87,13 @@ pub struct Campaign {
     pub name: String,
     /// `--target` arguments, in order.
     pub targets: Vec<String>,
-    pub suites: Vec<String>,
+    pub suites: Vec<Suite>,
     pub preset: Option<String>,
     pub repeats: u32,
     pub pause_between: Option<u64>,
     pub base: Option<String>,
     /// Per suite: the `dbperf run` arguments its overrides stand for.
-    pub args: BTreeMap<String, Vec<String>>,
+    pub args: BTreeMap<Suite, Vec<String>>,
     /// Host settings swept over (checked as `--read-ahead-kb` and `--io-scheduler` are).
     pub read_ahead_kb: Vec<u64>,
     pub io_scheduler: Vec<String>,
@@ -70,15 +102,15 @@ pub struct Campaign {
     pub server_memory: Option<u64>,
 }
 
-const SUITES: &[&str] = &["ibench", "sysbench"];
-
 /// More cells than a campaign of years could run: a declaration past it is a mistake, refused
 /// before a plan of that size is built in memory and written to the journal.
 pub const MAX_CELLS: usize = 100_000;
 
-impl CampaignDecl {
-    pub fn resolve(&self, name: &str) -> anyhow::Result<Campaign> {
-        let targets = match (&self.targets, &self.engines) {
+impl CampaignKeys {
+    /// `--target` arguments, in order: `targets`, or every combination of `engines`, `builds`
+    /// and `configs`.
+    fn targets(&self, name: &str) -> anyhow::Result<Vec<String>> {
+        Ok(match (&self.targets, &self.engines) {
             (Some(t), None) if !t.is_empty() => {
                 if self.builds.is_some() || self.configs.is_some() {
                     return bad_input(format!(
@@ -123,22 +155,35 @@ impl CampaignDecl {
                     "campaign {name} needs targets = [...] or engines = [...] (not both, not empty)"
                 ))
             }
+        })
+    }
+
+    /// The suites it runs, by their registered names.
+    fn suites(&self, name: &str) -> anyhow::Result<Vec<Suite>> {
+        let Some(names) = &self.suites else {
+            return Ok(vec![Suite::DEFAULT]);
         };
-        let suites = self
-            .suites
-            .clone()
-            .unwrap_or_else(|| vec!["ibench".to_string()]);
-        if suites.is_empty() {
+        if names.is_empty() {
             return bad_input(format!("campaign {name}: suites is empty"));
         }
-        for s in &suites {
-            if !SUITES.contains(&s.as_str()) {
-                return bad_input(format!(
-                    "campaign {name}: unknown suite '{s}' (ibench or sysbench)"
-                ));
-            }
-        }
-        let repeats = self.repeats.unwrap_or(1);
+        names
+            .iter()
+            .map(|s| match Suite::parse(s) {
+                Some(suite) => Ok(suite),
+                None => bad_input(format!(
+                    "campaign {name}: unknown suite '{s}' ({})",
+                    Suite::names(" or ")
+                )),
+            })
+            .collect()
+    }
+}
+
+impl CampaignDecl {
+    pub fn resolve(&self, name: &str) -> anyhow::Result<Campaign> {
+        let targets = self.keys.targets(name)?;
+        let suites = self.keys.suites(name)?;
+        let repeats = self.keys.repeats.unwrap_or(1);
         if repeats == 0 {
             return bad_input(format!("campaign {name}: repeats must be at least 1"));
         }
@@ -151,7 +196,7 @@ impl CampaignDecl {
                 suites.len()
             ));
         }
-        if let Some(p) = self.pause_between {
+        if let Some(p) = self.keys.pause_between {
             super::check_seconds(
                 &format!("campaign {name}: pause_between ="),
                 p,
@@ -159,36 +204,35 @@ impl CampaignDecl {
             )?;
         }
         let mut args = BTreeMap::new();
-        for (suite, table) in [("ibench", &self.ibench), ("sysbench", &self.sysbench)] {
-            let Some(table) = table else { continue };
-            if !suites.iter().any(|s| s == suite) {
+        for (&suite, table) in &self.suite_flags {
+            if !suites.contains(&suite) {
                 return bad_input(format!(
                     "campaign {name} has [campaign.{name}.{suite}] but does not run {suite}"
                 ));
             }
-            args.insert(suite.to_string(), flags(name, suite, table)?);
+            args.insert(suite, flags(name, suite, table)?);
         }
         let join = |v: Vec<String>| v.join(",");
-        let read_ahead_kb = match &self.read_ahead_kb {
+        let read_ahead_kb = match &self.keys.read_ahead_kb {
             Some(v) => super::parse_kb_list(&join(v.iter().map(u64::to_string).collect()))
                 .map(|k| k.0)
                 .or_else(|e| bad_input(format!("campaign {name}: read_ahead_kb: {e}")))?,
             None => Vec::new(),
         };
-        let io_scheduler = match &self.io_scheduler {
+        let io_scheduler = match &self.keys.io_scheduler {
             Some(v) => super::parse_schedulers(&join(v.clone()))
                 .map(|s| s.0)
                 .or_else(|e| bad_input(format!("campaign {name}: io_scheduler: {e}")))?,
             None => Vec::new(),
         };
-        let vary = match &self.vary {
+        let vary = match &self.keys.vary {
             Some(v) => Some(
                 super::target::parse_vary(&format!("{}={}", v.setting, v.values.join(",")))
                     .or_else(|e| bad_input(format!("campaign {name}: vary: {e}")))?,
             ),
             None => None,
         };
-        let server_memory = match &self.server_memory {
+        let server_memory = match &self.keys.server_memory {
             Some(v) => Some(
                 super::parse_server_memory(v)
                     .or_else(|e| bad_input(format!("campaign {name}: server_memory: {e}")))?,
@@ -200,10 +244,10 @@ impl CampaignDecl {
             server_memory,
             targets,
             suites,
-            preset: self.preset.clone(),
+            preset: self.keys.preset.clone(),
             repeats,
-            pause_between: self.pause_between,
-            base: self.base.clone(),
+            pause_between: self.keys.pause_between,
+            base: self.keys.base.clone(),
             args,
             read_ahead_kb,
             io_scheduler,
@@ -221,7 +265,7 @@ fn opt_list(v: &[String]) -> Vec<Option<&str>> {
 }
 
 /// `rows_l_i0 = "1M"` -> `--rows-l-i0 1M`; `true` -> the bare flag; a list -> comma-joined.
-fn flags(name: &str, suite: &str, t: &toml::Table) -> anyhow::Result<Vec<String>> {
+fn flags(name: &str, suite: Suite, t: &toml::Table) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for (k, v) in t {
         if matches!(
@@ -309,7 +353,7 @@ deletes = "off"
         );
         assert_eq!(c.repeats, 3);
         assert_eq!(
-            c.args["ibench"],
+            c.args[&Suite::Ibench],
             // In the file's order.
             [
                 "--rows-l-i0",

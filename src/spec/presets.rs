@@ -100,8 +100,8 @@ impl Preset {
 
 const PRESETS_TOML: &str = include_str!("presets.toml");
 
-/// The table of sysbench presets inside presets.toml.
-const SYSBENCH: &str = "sysbench";
+/// The table of sysbench presets inside presets.toml: the suite's name.
+const SYSBENCH: &str = crate::suites::Suite::Sysbench.name();
 
 /// A sysbench preset: the setup (threads, tables) and the sizes and durations.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]

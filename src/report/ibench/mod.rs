@@ -20,10 +20,13 @@ use crate::report::model::{Block, Section};
 use crate::report::target::{StepView, TargetResult};
 use crate::report::{devices, latency};
 
+/// The suite's name, which its tables' ids and the export's `suite` column carry.
+const IBENCH: &str = crate::suites::Suite::Ibench.name();
+
 pub fn build(ctx: &Ctx) -> Section {
     let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
     let steps = steps::step_order(&ts);
-    let mut sec = Section::new("ibench", "Insert Benchmark");
+    let mut sec = Section::new(IBENCH, "Insert Benchmark");
     sec.blocks.push(Block::Text(describe::describe_run(ctx)));
     sec.sub.push(summary::section(ctx, &steps));
     for s in &steps {
@@ -56,7 +59,7 @@ fn step_section(ctx: &Ctx, step: &str) -> Section {
         })
         .collect();
     metrics_blocks(ctx, step, &oks, &mut sec.blocks);
-    if let Some(t) = devices::table(ctx, "ibench", step, false) {
+    if let Some(t) = devices::table(ctx, IBENCH, step, false) {
         sec.blocks.push(Block::Table(t));
     }
     if step != "l.x" {
@@ -130,7 +133,7 @@ fn response_blocks(ctx: &Ctx, step: &str, oks: &[&StepView], blocks: &mut Vec<Bl
         let id = pt.id.clone();
         blocks.push(Block::Table(pt));
         if ctx.relative {
-            let (t, tally) = latency::table(ctx, &id, "ibench", step, op);
+            let (t, tally) = latency::table(ctx, &id, IBENCH, step, op);
             blocks.push(Block::Table(t));
             blocks.push(Block::Text(latency::sentence(&tally)));
         }

@@ -40,7 +40,7 @@ pub fn table(
         id,
         title,
         kind,
-        suite: "ibench",
+        suite: crate::suites::Suite::Ibench.name(),
         step: step.map(String::from),
         op: None,
         row_header: "target".into(),

@@ -1,0 +1,149 @@
+//! The suites dbperf runs, with one registry entry each, in the shape of `engines`. What the
+//! rest of the crate knows about a suite (its name in result files and on the command line,
+//! what people call it, the clap group its flags are declared in, which flags of another suite
+//! a person may have meant as one of its own) is read from its entry, or decided by a `match`
+//! on `Suite` (its session driver, its report section, its scaling curves): a new suite then
+//! fails to compile wherever it needs a decision, instead of silently taking another suite's
+//! branch.
+//!
+//! Adding a suite is its rooms (workload, session driver, report section) plus one entry in
+//! `REGISTRY`. This room imports nothing of the crate, so every room may use it.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Suite {
+    /// The Insert Benchmark (docs/ibench.md).
+    Ibench,
+    /// The sysbench-style microbenchmarks (docs/sysbench.md).
+    Sysbench,
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub suite: Suite,
+    /// How result files, campaigns, `--suite` and reports name it; also the id of the clap
+    /// group its `dbperf run` flags are declared in, and of its table in a campaign.
+    pub name: &'static str,
+    /// What people call it, for sentences: "the Insert Benchmark".
+    pub product: &'static str,
+    /// What a report's headings call it: "Insert Benchmark".
+    pub title: &'static str,
+    /// What one of its flags is called in a sentence: "an Insert Benchmark flag".
+    pub a_flag: &'static str,
+    /// `dbperf run --suite`'s help for it.
+    pub help: &'static str,
+    /// Flags of other suites a person may have meant as one of this suite's: given with this
+    /// suite, the refusal names the counterpart (`--clients` with sysbench: `--threads`).
+    pub counterparts: &'static [(&'static str, &'static str)],
+}
+
+/// One entry per suite, in the order of `Suite`'s variants (`Suite::entry` indexes it; tested).
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        suite: Suite::Ibench,
+        name: "ibench",
+        product: "the Insert Benchmark",
+        title: "Insert Benchmark",
+        a_flag: "an Insert Benchmark flag",
+        help: "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.",
+        counterparts: &[],
+    },
+    Entry {
+        suite: Suite::Sysbench,
+        name: "sysbench",
+        product: "the sysbench suite",
+        title: "sysbench",
+        a_flag: "a sysbench flag",
+        help: "The sysbench-style microbenchmarks in the original's run order \
+               (docs/sysbench.md).",
+        counterparts: &[("--clients", "--threads"), ("--rows-l-i0", "--rows")],
+    },
+];
+
+impl Suite {
+    /// The suite of a run or campaign that names none.
+    pub const DEFAULT: Suite = Suite::Ibench;
+
+    /// Every suite, in the registry's order.
+    pub fn all() -> impl Iterator<Item = Suite> {
+        REGISTRY.iter().map(|e| e.suite)
+    }
+
+    /// Its entry. `const` so the clap groups of `dbperf run` can be named by it.
+    pub const fn entry(self) -> &'static Entry {
+        &REGISTRY[self as usize]
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.entry().name
+    }
+
+    /// The suite a result file, a campaign or `--suite` names; None for a name no entry has.
+    pub fn parse(name: &str) -> Option<Suite> {
+        REGISTRY.iter().find(|e| e.name == name).map(|e| e.suite)
+    }
+
+    /// Every suite's name joined by `sep`, for a message that offers them.
+    pub fn names(sep: &str) -> String {
+        Suite::all().map(Suite::name).collect::<Vec<_>>().join(sep)
+    }
+}
+
+/// Result files and journals name a suite by its name.
+impl serde::Serialize for Suite {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Suite {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Suite, D::Error> {
+        let name = String::deserialize(d)?;
+        Suite::parse(&name).ok_or_else(|| {
+            // Escaped: the name comes from a file, and the sentence must stay one line.
+            serde::de::Error::custom(format!(
+                "suite \"{}\" is one this dbperf cannot report or run (it knows {}); upgrade \
+                 dbperf",
+                name.escape_debug(),
+                Suite::names(", ")
+            ))
+        })
+    }
+}
+
+impl fmt::Display for Suite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Suite; 2] = [Suite::Ibench, Suite::Sysbench];
+
+    #[test]
+    fn every_suite_has_its_entry_at_its_index_and_its_name_reads_back() {
+        assert_eq!(REGISTRY.len(), ALL.len());
+        for s in ALL {
+            assert_eq!(s.entry().suite, s);
+            assert_eq!(Suite::parse(s.name()), Some(s));
+        }
+        assert_eq!(Suite::parse("tpcc"), None);
+        assert_eq!(Suite::names(", "), "ibench, sysbench");
+    }
+
+    #[test]
+    fn a_name_from_a_file_stays_one_line_in_the_error() {
+        let e = serde_json::from_str::<Suite>("\"tp\\ncc\"").unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
+        assert!(e.to_string().contains("upgrade dbperf"), "{e}");
+        assert_eq!(
+            serde_json::from_str::<Suite>("\"sysbench\"").unwrap(),
+            Suite::Sysbench
+        );
+        assert_eq!(serde_json::to_string(&Suite::Ibench).unwrap(), "\"ibench\"");
+    }
+}
