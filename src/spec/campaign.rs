@@ -9,45 +9,9 @@ use serde::Deserialize;
 use crate::error::bad_input;
 use crate::suites::Suite;
 
-/// A `[campaign.<name>]` as written: its keys, and a table of `dbperf run` flags per suite
-/// (`[campaign.<name>.sysbench]`), keyed by the registry's names.
-#[derive(Debug, Default)]
-pub struct CampaignDecl {
-    pub keys: CampaignKeys,
-    /// Flags of `dbperf run` for one suite, without their dashes: `rows_l_i0 = "1M"`,
-    /// `rates = [100, 500]` for ibench; `tests = "point-query,read-only*"`, `threads = 4`.
-    pub suite_flags: BTreeMap<Suite, toml::Table>,
-}
-
-/// The tables named as suites are taken out first, so the rest is checked for unknown keys
-/// against a list that does not have to name every suite.
-impl<'de> Deserialize<'de> for CampaignDecl {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CampaignDecl, D::Error> {
-        use serde::de::Error;
-        let mut table = toml::Table::deserialize(d)?;
-        let mut suite_flags = BTreeMap::new();
-        for suite in Suite::all() {
-            match table.remove(suite.name()) {
-                Some(toml::Value::Table(t)) => {
-                    suite_flags.insert(suite, t);
-                }
-                Some(_) => {
-                    return Err(D::Error::custom(format!(
-                        "{suite} must be a table of {suite}'s flags ([campaign.<name>.{suite}])"
-                    )))
-                }
-                None => {}
-            }
-        }
-        let keys =
-            CampaignKeys::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)?;
-        Ok(CampaignDecl { keys, suite_flags })
-    }
-}
-
+/// A `[campaign.<name>]` as written.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CampaignKeys {
+pub struct CampaignDecl {
     /// Targets by name (declared in [target.*]) or inline (`postgres@16.4:small`).
     pub targets: Option<Vec<String>>,
     /// ... or every combination of these: `<engine>[@<build>][:<config>]`.
@@ -72,6 +36,12 @@ pub struct CampaignKeys {
     pub vary: Option<VaryDecl>,
     /// A memory cap on every managed server of the campaign: `server_memory = "512M"`.
     pub server_memory: Option<String>,
+    /// Every other key: a table of `dbperf run` flags for one suite, named as the suite
+    /// (`[campaign.<name>.sysbench]`: `tests = "point-query,read-only*"`, `threads = 4`),
+    /// checked against the registry by `suite_flags` (a key that is neither is refused there,
+    /// as `deny_unknown_fields` would, which cannot be combined with this catch-all).
+    #[serde(flatten)]
+    pub rest: toml::Table,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,7 +76,7 @@ pub struct Campaign {
 /// before a plan of that size is built in memory and written to the journal.
 pub const MAX_CELLS: usize = 100_000;
 
-impl CampaignKeys {
+impl CampaignDecl {
     /// `--target` arguments, in order: `targets`, or every combination of `engines`, `builds`
     /// and `configs`.
     fn targets(&self, name: &str) -> anyhow::Result<Vec<String>> {
@@ -158,6 +128,23 @@ impl CampaignKeys {
         })
     }
 
+    /// Its tables of flags, each under a registered suite's name; any other key is refused.
+    fn suite_flags(&self, name: &str) -> anyhow::Result<Vec<(Suite, &toml::Table)>> {
+        let mut out = Vec::new();
+        for (key, value) in &self.rest {
+            let (Some(suite), toml::Value::Table(t)) = (Suite::parse(key), value) else {
+                return bad_input(format!(
+                    "campaign {name}: {} is neither a key of a campaign nor a table of a suite's \
+                     flags ([campaign.{name}.<suite>], suites: {}; docs/campaigns.md)",
+                    crate::untrusted::shown(key),
+                    Suite::names(", ")
+                ));
+            };
+            out.push((suite, t));
+        }
+        Ok(out)
+    }
+
     /// The suites it runs, by their registered names.
     fn suites(&self, name: &str) -> anyhow::Result<Vec<Suite>> {
         let Some(names) = &self.suites else {
@@ -181,9 +168,9 @@ impl CampaignKeys {
 
 impl CampaignDecl {
     pub fn resolve(&self, name: &str) -> anyhow::Result<Campaign> {
-        let targets = self.keys.targets(name)?;
-        let suites = self.keys.suites(name)?;
-        let repeats = self.keys.repeats.unwrap_or(1);
+        let targets = self.targets(name)?;
+        let suites = self.suites(name)?;
+        let repeats = self.repeats.unwrap_or(1);
         if repeats == 0 {
             return bad_input(format!("campaign {name}: repeats must be at least 1"));
         }
@@ -196,7 +183,7 @@ impl CampaignDecl {
                 suites.len()
             ));
         }
-        if let Some(p) = self.keys.pause_between {
+        if let Some(p) = self.pause_between {
             super::check_seconds(
                 &format!("campaign {name}: pause_between ="),
                 p,
@@ -204,7 +191,7 @@ impl CampaignDecl {
             )?;
         }
         let mut args = BTreeMap::new();
-        for (&suite, table) in &self.suite_flags {
+        for (suite, table) in self.suite_flags(name)? {
             if !suites.contains(&suite) {
                 return bad_input(format!(
                     "campaign {name} has [campaign.{name}.{suite}] but does not run {suite}"
@@ -213,26 +200,26 @@ impl CampaignDecl {
             args.insert(suite, flags(name, suite, table)?);
         }
         let join = |v: Vec<String>| v.join(",");
-        let read_ahead_kb = match &self.keys.read_ahead_kb {
+        let read_ahead_kb = match &self.read_ahead_kb {
             Some(v) => super::parse_kb_list(&join(v.iter().map(u64::to_string).collect()))
                 .map(|k| k.0)
                 .or_else(|e| bad_input(format!("campaign {name}: read_ahead_kb: {e}")))?,
             None => Vec::new(),
         };
-        let io_scheduler = match &self.keys.io_scheduler {
+        let io_scheduler = match &self.io_scheduler {
             Some(v) => super::parse_schedulers(&join(v.clone()))
                 .map(|s| s.0)
                 .or_else(|e| bad_input(format!("campaign {name}: io_scheduler: {e}")))?,
             None => Vec::new(),
         };
-        let vary = match &self.keys.vary {
+        let vary = match &self.vary {
             Some(v) => Some(
                 super::target::parse_vary(&format!("{}={}", v.setting, v.values.join(",")))
                     .or_else(|e| bad_input(format!("campaign {name}: vary: {e}")))?,
             ),
             None => None,
         };
-        let server_memory = match &self.keys.server_memory {
+        let server_memory = match &self.server_memory {
             Some(v) => Some(
                 super::parse_server_memory(v)
                     .or_else(|e| bad_input(format!("campaign {name}: server_memory: {e}")))?,
@@ -244,10 +231,10 @@ impl CampaignDecl {
             server_memory,
             targets,
             suites,
-            preset: self.keys.preset.clone(),
+            preset: self.preset.clone(),
             repeats,
-            pause_between: self.keys.pause_between,
-            base: self.keys.base.clone(),
+            pause_between: self.pause_between,
+            base: self.base.clone(),
             args,
             read_ahead_kb,
             io_scheduler,
@@ -387,6 +374,10 @@ deletes = "off"
                 "targets = [\"a\"]\n[ibench]\npreset = \"x\"\n",
                 "whole campaign",
             ),
+            // A key no campaign has, a table no suite is named, a suite's flags not a table.
+            ("targets = [\"a\"]\nrepeat = 3\n", "\"repeat\" is neither a key"),
+            ("targets = [\"a\"]\n[tpcc]\nwarehouses = 1\n", "\"tpcc\" is neither"),
+            ("targets = [\"a\"]\nsysbench = 3\n", "\"sysbench\" is neither"),
         ] {
             let e = decl(text).resolve("c").unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{text}");
