@@ -136,6 +136,9 @@ pub struct Entry {
     pub default_config: &'static str,
     /// Whether `--pragma KEY=VALUE` settings apply (SQLite's pragmas).
     pub pragmas: bool,
+    /// Whether it numbers rows of a column that is not the primary key (sysbench's `--usepk 0`:
+    /// SQLite assigns ids only to an INTEGER PRIMARY KEY).
+    pub ids_without_primary_key: bool,
     /// Set for an engine dbperf runs as a server; None for an embedded one.
     pub server: Option<ServerFacts>,
     /// Set for an engine of the MySQL family (`Family::MySql`), and only for one.
@@ -155,6 +158,7 @@ pub const REGISTRY: &[Entry] = &[
         storages: &[],
         default_config: "wal-normal",
         pragmas: true,
+        ids_without_primary_key: false,
         server: None,
         mysql: None,
         builds: &[],
@@ -168,6 +172,7 @@ pub const REGISTRY: &[Entry] = &[
         storages: &[],
         default_config: "default",
         pragmas: false,
+        ids_without_primary_key: true,
         server: Some(ServerFacts {
             default_port: 5432,
             default_user: "postgres",
@@ -191,6 +196,7 @@ pub const REGISTRY: &[Entry] = &[
         storages: &["innodb", "rocksdb"],
         default_config: "default",
         pragmas: false,
+        ids_without_primary_key: true,
         server: Some(ServerFacts {
             client_program: "mariadb",
             least_memory_cap: 256 << 20,
@@ -220,6 +226,7 @@ pub const REGISTRY: &[Entry] = &[
         storages: &["innodb"],
         default_config: "default",
         pragmas: false,
+        ids_without_primary_key: true,
         server: Some(ServerFacts {
             client_program: "mysql",
             least_memory_cap: 1 << 30,
@@ -256,6 +263,7 @@ pub const REGISTRY: &[Entry] = &[
         storages: &[],
         default_config: "instant",
         pragmas: false,
+        ids_without_primary_key: true,
         server: None,
         mysql: None,
         builds: &[],

@@ -46,7 +46,7 @@ pub const REGISTRY: &[Entry] = &[
         product: "the Insert Benchmark",
         title: "Insert Benchmark",
         a_flag: "an Insert Benchmark flag",
-        help: "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate.",
+        help: "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate",
         counterparts: &[],
     },
     Entry {
@@ -56,7 +56,7 @@ pub const REGISTRY: &[Entry] = &[
         title: "sysbench",
         a_flag: "a sysbench flag",
         help: "The sysbench-style microbenchmarks in the original's run order \
-               (docs/sysbench.md).",
+               (docs/sysbench.md)",
         counterparts: &[("--clients", "--threads"), ("--rows-l-i0", "--rows")],
     },
 ];

@@ -1366,19 +1366,9 @@ fn variant_tests(code: &str) -> Vec<String> {
 /// another change's files today, and each is one `match` or registry field away.
 const VARIANT_TESTS_KNOWN: &[(&str, usize, &str)] = &[
     (
-        "session/sysbench.rs",
-        1,
-        "--usepk 0 needs a server target: SQLite's ids (a registry capability to come)",
-    ),
-    (
         "spec/target.rs",
         2,
         "MyRocks is the MySQL family's; the null target has no build or storage",
-    ),
-    (
-        "report/details.rs",
-        1,
-        "the MySQL family's write-amplification column",
     ),
     (
         "cli/writeamp.rs",

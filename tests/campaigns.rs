@@ -715,6 +715,41 @@ fn a_resume_numbers_its_cells_by_their_place_in_the_plan() {
     );
 }
 
+/// A journal whose cell names a suite this dbperf does not know (a newer dbperf's) is refused
+/// by the resume and the report with the reason, not as a schema error at a column.
+#[test]
+fn a_journal_of_an_unknown_suite_says_to_upgrade() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let o = out.to_str().unwrap();
+    let first = run(&[
+        "run",
+        "--target",
+        "null",
+        "--steps",
+        "l.i0",
+        "--rows-l-i0",
+        "1k",
+        "--out",
+        o,
+        "--no-progress",
+    ]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let mut j = journal(&out);
+    j["cells"][0]["suite"] = "tpcc\u{1b}[31m".into();
+    std::fs::write(out.join("campaign.json"), j.to_string()).unwrap();
+    for args in [vec!["run", "--resume", o], vec!["report", o]] {
+        let r = run(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("names suite \"tpcc\\u{1b}[31m\", which this dbperf does not know"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("upgrade dbperf"), "{err}");
+    }
+}
+
 /// A cell whose dbperf was killed and whose redo then failed still has its one retry.
 #[test]
 fn a_killed_attempt_does_not_use_up_the_retry_of_a_failure() {

@@ -68,6 +68,15 @@ impl Given {
             .map(|o| o.flag.as_str())
     }
 
+    /// The first given option neither declared in `group` nor among the ids `allowed`, as
+    /// typed.
+    pub fn first_outside(&self, group: &str, allowed: &[&str]) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|o| !o.groups.iter().any(|g| g == group) && !allowed.contains(&o.id.as_str()))
+            .map(|o| o.flag.as_str())
+    }
+
     /// The first given option whose id is not among `allowed`, as typed.
     pub fn first_other_than(&self, allowed: &[&str]) -> Option<&str> {
         self.options

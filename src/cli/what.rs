@@ -38,6 +38,24 @@ pub(super) fn refuse_other_suites_flags(a: &RunArgs, chosen: Suite) -> anyhow::R
     Ok(())
 }
 
+/// A key of a suite's table in a campaign that is a flag of `dbperf run` but not of the suite
+/// (`pragma`, `work_dir`): it would be parsed and then ignored, so it is refused. What the
+/// table's arguments always hold besides the suite's flags: the suite, the preset, the
+/// campaign's memory cap (which sizes the preset) and the seed (a suite's own).
+fn refuse_run_keys(campaign: &str, suite: Suite, a: &RunArgs) -> anyhow::Result<()> {
+    match a
+        .given
+        .first_outside(suite.name(), &["suite", "preset", "server_memory", "seed"])
+    {
+        Some(flag) => bad_input(format!(
+            "campaign {campaign}: {} is not a flag of the {suite} suite, not in \
+             [campaign.{campaign}.{suite}]",
+            flag.trim_start_matches("--").replace('-', "_")
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A key of one suite in a campaign's table of another (`threads` under ibench): said in the
 /// campaign's terms, not the command line's.
 fn refuse_other_suites_keys(campaign: &str, suite: Suite, a: &RunArgs) -> anyhow::Result<()> {
@@ -176,6 +194,7 @@ pub(super) fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow:
             }
         };
         refuse_other_suites_keys(name, s, &parsed)?;
+        refuse_run_keys(name, s, &parsed)?;
         suites.extend(suite_of(&parsed)?);
     }
     Ok(What {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
 use super::target::TargetResult;
+use crate::engines::Family;
 
 /// Keys that say which machine it was; a difference means "different hosts".
 const IDENTITY: &[&str] = &["hostname", "cpu_model", "cpus_online", "cores", "memory_kb"];
@@ -393,12 +394,11 @@ pub fn section(all: &[TargetResult]) -> Section {
     };
     for (i, r) in all.iter().enumerate() {
         let run = &r.run;
-        let mysql_family = crate::engines::Engine::parse(&run.target.engine)
-            .is_some_and(|e| e.family() == crate::engines::Family::MySql);
-        let mut label = if mysql_family {
-            config_label(&run.target.config_name, &run.target.config_text)
-        } else {
-            run.target.config_name.clone()
+        // The binary log is the MySQL family's: its state is part of what the config is.
+        let family = crate::engines::Engine::parse(&run.target.engine).map(|e| e.family());
+        let mut label = match family {
+            Some(Family::MySql) => config_label(&run.target.config_name, &run.target.config_text),
+            Some(Family::Postgres | Family::Embedded) | None => run.target.config_name.clone(),
         };
         // A config sized for a cap is not the one written for the host (nor, for a published
         // config, the published setup): the label says so.

@@ -194,9 +194,27 @@ pub struct CampaignCell {
 /// become directory names under `dir` (`<target>` or `<target>/r<k>`): each part must be a plain
 /// name, or the journal is refused whole (an edited journal could name a directory elsewhere);
 /// so is one whose cell axes are not what a sweep writes (`super::axes_problem`).
+/// A journal that did not read because a cell names a suite this dbperf does not know.
+fn unknown_suite(path: &Path, text: &str) -> Option<anyhow::Error> {
+    #[derive(Deserialize)]
+    struct Cells {
+        cells: Vec<SuiteOnly>,
+    }
+    #[derive(Deserialize)]
+    struct SuiteOnly {
+        suite: String,
+    }
+    let named: Cells = serde_json::from_str(text).ok()?;
+    super::unknown_suite_named(path, named.cells.iter().map(|c| c.suite.as_str()), "names")
+}
+
 pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
     let path = dir.join(JOURNAL);
-    let j: Journal = super::read_versioned(&path)?;
+    let text = super::read_gated(&path)?;
+    let j: Journal = match super::parse_versioned(&path, &text) {
+        Ok(j) => j,
+        Err(e) => return Err(unknown_suite(&path, &text).unwrap_or(e)),
+    };
     for c in &j.cells {
         let bad = if !cell_id_ok(&c.id) {
             Some(("cell id", &c.id))

@@ -576,7 +576,7 @@ pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result
     parse_versioned(path, &read_gated(path)?)
 }
 
-fn parse_versioned<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<T> {
+pub(crate) fn parse_versioned<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<T> {
     serde_json::from_str(text).map_err(|e| {
         BadInput(format!(
             "{} does not match the result schema: {}",
@@ -595,17 +595,30 @@ fn unknown_suite(path: &Path, text: &str) -> Option<anyhow::Error> {
         suite: String,
     }
     let named: SuiteOnly = serde_json::from_str(text).ok()?;
-    match crate::suites::Suite::parse(&named.suite) {
-        Some(_) => None,
-        None => Some(
-            BadInput(format!(
-                "{} is a result of suite {}, which this dbperf cannot report; upgrade dbperf",
-                path.display(),
-                crate::untrusted::shown(&named.suite)
-            ))
-            .into(),
-        ),
-    }
+    unknown_suite_named(
+        path,
+        std::iter::once(named.suite.as_str()),
+        "is a result of",
+    )
+}
+
+/// The first of `names` that is no registered suite, as the reason `path` (which `what` it)
+/// did not read; None when every name is known.
+pub(crate) fn unknown_suite_named<'a>(
+    path: &Path,
+    mut names: impl Iterator<Item = &'a str>,
+    what: &str,
+) -> Option<anyhow::Error> {
+    let name = names.find(|n| crate::suites::Suite::parse(n).is_none())?;
+    Some(
+        BadInput(format!(
+            "{} {what} suite {}, which this dbperf does not know: it cannot report, import or \
+             resume it; upgrade dbperf",
+            path.display(),
+            crate::untrusted::shown(name)
+        ))
+        .into(),
+    )
 }
 
 pub fn read_run(dir: &Path) -> anyhow::Result<RunFile> {

@@ -10,7 +10,6 @@ use super::ibench::{cleanup_record, op_stats, status_of};
 use super::measure::{Measured, StepSetup, Ticker};
 use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
 use crate::dbms::Dbms;
-use crate::engines::Engine;
 use crate::metrics;
 use crate::results::hardware::{DbmsCounters, Hardware};
 use crate::results::{
@@ -64,12 +63,16 @@ impl Suite for SysbenchSuite {
     }
 
     fn refuses(&self, targets: &[crate::spec::target::Target]) -> Option<String> {
-        let t = targets.iter().find(|t| t.engine == Engine::Sqlite)?;
+        let t = targets
+            .iter()
+            .find(|t| !t.engine.entry().ids_without_primary_key)?;
         (self.params.usepk == 0).then(|| {
             format!(
-                "--usepk 0 needs a server target: SQLite assigns ids only to an INTEGER PRIMARY \
-                 KEY, and target {} is SQLite",
-                t.name
+                "--usepk 0 needs a server target: {} assigns ids only to an INTEGER PRIMARY \
+                 KEY, and target {} is {}",
+                t.engine.entry().product,
+                t.name,
+                t.engine.entry().product
             )
         })
     }

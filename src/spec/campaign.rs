@@ -38,8 +38,9 @@ pub struct CampaignDecl {
     pub server_memory: Option<String>,
     /// Every other key: a table of `dbperf run` flags for one suite, named as the suite
     /// (`[campaign.<name>.sysbench]`: `tests = "point-query,read-only*"`, `threads = 4`),
-    /// checked against the registry by `suite_flags` (a key that is neither is refused there,
-    /// as `deny_unknown_fields` would, which cannot be combined with this catch-all).
+    /// checked against the registry by `check_keys` when the file is read (a key that is
+    /// neither is refused there, as `deny_unknown_fields` would, which cannot be combined with
+    /// this catch-all; its sentence names the campaign and the key, not the line).
     #[serde(flatten)]
     pub rest: toml::Table,
 }
@@ -128,16 +129,28 @@ impl CampaignDecl {
         })
     }
 
+    /// Refuses a key that is neither a campaign's nor a suite's table, as the file is read
+    /// (every campaign of it, not only the one run: a typo is found before it matters).
+    pub fn check_keys(&self, name: &str) -> anyhow::Result<()> {
+        self.suite_flags(name).map(|_| ())
+    }
+
     /// Its tables of flags, each under a registered suite's name; any other key is refused.
     fn suite_flags(&self, name: &str) -> anyhow::Result<Vec<(Suite, &toml::Table)>> {
         let mut out = Vec::new();
         for (key, value) in &self.rest {
-            let (Some(suite), toml::Value::Table(t)) = (Suite::parse(key), value) else {
+            let Some(suite) = Suite::parse(key) else {
                 return bad_input(format!(
                     "campaign {name}: {} is neither a key of a campaign nor a table of a suite's \
                      flags ([campaign.{name}.<suite>], suites: {}; docs/campaigns.md)",
                     crate::untrusted::shown(key),
                     Suite::names(", ")
+                ));
+            };
+            let toml::Value::Table(t) = value else {
+                return bad_input(format!(
+                    "campaign {name}: {suite} is a table of the suite's flags, \
+                     [campaign.{name}.{suite}], not a value"
                 ));
             };
             out.push((suite, t));
@@ -255,9 +268,26 @@ fn opt_list(v: &[String]) -> Vec<Option<&str>> {
 fn flags(name: &str, suite: Suite, t: &toml::Table) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for (k, v) in t {
+        // The campaign's own keys (and `dbperf run`'s names for them): a suite's table that
+        // set them would be parsed as flags and then ignored, the campaign deciding them.
         if matches!(
             k.as_str(),
-            "target" | "targets" | "suite" | "preset" | "out"
+            "target"
+                | "targets"
+                | "engines"
+                | "builds"
+                | "configs"
+                | "suite"
+                | "suites"
+                | "preset"
+                | "out"
+                | "repeats"
+                | "pause_between"
+                | "base"
+                | "read_ahead_kb"
+                | "io_scheduler"
+                | "vary"
+                | "server_memory"
         ) {
             return bad_input(format!(
                 "campaign {name}: {k} is set for the whole campaign, not in [campaign.{name}.{suite}]"
@@ -375,9 +405,18 @@ deletes = "off"
                 "whole campaign",
             ),
             // A key no campaign has, a table no suite is named, a suite's flags not a table.
-            ("targets = [\"a\"]\nrepeat = 3\n", "\"repeat\" is neither a key"),
-            ("targets = [\"a\"]\n[tpcc]\nwarehouses = 1\n", "\"tpcc\" is neither"),
-            ("targets = [\"a\"]\nsysbench = 3\n", "\"sysbench\" is neither"),
+            (
+                "targets = [\"a\"]\nrepeat = 3\n",
+                "\"repeat\" is neither a key",
+            ),
+            (
+                "targets = [\"a\"]\n[tpcc]\nwarehouses = 1\n",
+                "\"tpcc\" is neither",
+            ),
+            (
+                "targets = [\"a\"]\nsysbench = 3\n",
+                "\"sysbench\" is neither",
+            ),
         ] {
             let e = decl(text).resolve("c").unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{text}");

@@ -289,6 +289,14 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<ConfigFile> {
             ));
         }
     };
+    for (name, c) in &f.campaign {
+        c.check_keys(name).map_err(|e| {
+            crate::error::BadInput(format!(
+                "{} is not a valid dbperf config file: {e}",
+                path.display()
+            ))
+        })?;
+    }
     f.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     f.read_from = Some(path);
     Ok(f)
