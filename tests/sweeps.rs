@@ -189,26 +189,41 @@ fn bad_sweep_lists_are_one_sentence_and_exit_2() {
     }
 }
 
-/// A key of the other suite in a campaign's suite table is answered in the campaign's terms.
+/// A key of the other suite in a campaign's suite table is answered in the campaign's terms;
+/// so are a campaign's own key and a flag of `dbperf run` that is no flag of the suite, which
+/// would otherwise be parsed and then ignored.
 #[test]
 fn a_campaign_key_of_the_other_suite_names_the_table() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("dbperf.toml"),
-        "[campaign.x]\ntargets = [\"null\"]\n[campaign.x.ibench]\nthreads = [1, 2]\n",
-    )
-    .unwrap();
-    let o = dbperf()
-        .current_dir(tmp.path())
-        .args(["run", "--campaign", "x", "--no-progress", "--out", "o"])
-        .output()
+    for (key, says) in [
+        (
+            "threads = [1, 2]",
+            "threads belongs to the sysbench suite, not in [campaign.x.ibench]",
+        ),
+        (
+            "repeats = 3",
+            "repeats is set for the whole campaign, not in [campaign.x.ibench]",
+        ),
+        (
+            "pragma = \"cache_size=-1000\"",
+            "pragma is not a flag of the ibench suite, not in [campaign.x.ibench]",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("dbperf.toml"),
+            format!("[campaign.x]\ntargets = [\"null\"]\n[campaign.x.ibench]\n{key}\n"),
+        )
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("threads belongs to the sysbench suite, not in [campaign.x.ibench]"),
-        "{err}"
-    );
+        let o = dbperf()
+            .current_dir(tmp.path())
+            .args(["run", "--campaign", "x", "--no-progress", "--out", "o"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{err}");
+        assert!(!tmp.path().join("o").exists(), "{key}");
+    }
 }
 
 /// `--out ../DIR` is recorded without `..`, so a resume's checks of what the journal names
