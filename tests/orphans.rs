@@ -552,6 +552,32 @@ fn a_pid_held_by_another_process_is_never_signalled() {
     assert!(dir.is_dir(), "nothing but the record is deleted");
 }
 
+/// `server stop mariadb --dir D` where D holds postgres's instance: refused naming the target
+/// the directory is for, and nothing signalled or forgotten (it stopped postgres before).
+#[test]
+fn server_stop_refuses_another_targets_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let sleep = Sleeper::new();
+    let dir = tmp.path().join("pg");
+    forge_instance(&dir, &sleep.1);
+    let o = run_in(
+        &state,
+        &["server", "stop", "mariadb", "--dir", dir.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is the instance of target \"postgres.default\", not of \"mariadb.default\""),
+        "{err}"
+    );
+    assert!(
+        sleep.1.is_alive_same(),
+        "server stop signalled another target's server"
+    );
+    assert!(dir.join("server.json").exists(), "the record is kept");
+}
+
 /// Sends `sig` to a `dbperf server start` once `ready` holds; it must exit 130 and leave no
 /// process, no `server.json`, no data directory and no registry entry.
 fn signal_server_start(

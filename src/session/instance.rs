@@ -239,6 +239,19 @@ pub fn stop(name: &str, dir: &Option<PathBuf>) -> anyhow::Result<Stop> {
     let dir = instance_dir(dir, name);
     let path = dir.join(STATE);
     let state = read_state(&dir)?;
+    if state.target != name {
+        // Another target's instance (`server stop mariadb --dir <postgres's>`): stopping it
+        // would stop what the user did not name.
+        return bad_input(format!(
+            "{} is the instance of target {}, not of {}; stop it by its name: dbperf server \
+             stop {} --dir {}",
+            path.display(),
+            crate::untrusted::shown(&state.target),
+            crate::untrusted::shown(name),
+            crate::untrusted::shown(&state.target),
+            dir.display()
+        ));
+    }
     let server = recorded_server(&state, &path)?;
     // The engine's graceful stop; SIGTERM (every server's polite request) for a name the
     // file gets wrong.
