@@ -578,6 +578,42 @@ fn server_stop_refuses_another_targets_instance() {
     assert!(dir.join("server.json").exists(), "the record is kept");
 }
 
+/// `server start` into a directory holding a stopped instance's data (`server stop` without
+/// `--remove`) is refused in a sentence before anything runs; initdb over it failed with an
+/// empty reason, exit 1.
+#[test]
+fn server_start_refuses_a_stopped_instances_data() {
+    if !postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let dir = tmp.path().join("pg");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/PG_VERSION"), "16\n").unwrap();
+    let o = run_in(
+        &state,
+        &[
+            "server",
+            "start",
+            "postgres",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds the data of a stopped instance"),
+        "{err}"
+    );
+    assert!(
+        dir.join("data/PG_VERSION").exists(),
+        "the data is left as it was"
+    );
+    assert!(!dir.join("server.json").exists());
+}
+
 /// Sends `sig` to a `dbperf server start` once `ready` holds; it must exit 130 and leave no
 /// process, no `server.json`, no data directory and no registry entry.
 fn signal_server_start(

@@ -95,6 +95,16 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
                 .unwrap_or_default()
         ));
     }
+    if std::fs::symlink_metadata(dir.join("data")).is_ok() {
+        // A stopped instance's data (`server stop` without `--remove` keeps it): a server is
+        // never started on it again, since its superuser's password was the stopped one's,
+        // and initialising over it fails.
+        return bad_input(format!(
+            "{} holds the data of a stopped instance; remove the directory or give another \
+             --dir",
+            dir.display()
+        ));
+    }
     let mut plan = server::Plan::for_target(
         t.server_wanted(),
         process::server_user(req.server_user)?,
@@ -109,7 +119,6 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
         Err(e) if crate::error::is_bad_input(&e) => return Err(e),
         Err(e) => return bad_input(format!("cannot create {}: {e:#}", dir.display())),
     };
-    let fresh = std::fs::symlink_metadata(dir.join("data")).is_err();
     let started = plan.start(&dir).and_then(|mut running| {
         ready(&t.name, &dir, &mut running, &req.stop).map(|s| (s, running))
     });
@@ -119,11 +128,10 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
             dir,
         }),
         Err(e) => {
-            // The server (if any) was stopped when its `Running` was dropped; a data directory
-            // this command made goes too, so the next `server start` here begins afresh.
-            if fresh {
-                let _ = std::fs::remove_dir_all(dir.join("data"));
-            }
+            // The server (if any) was stopped when its `Running` was dropped; the data
+            // directory this command made (there was none: above) goes too, so the next
+            // `server start` here begins afresh.
+            let _ = std::fs::remove_dir_all(dir.join("data"));
             let _ = std::fs::remove_file(dir.join(STATE));
             if req.stop.load(Ordering::SeqCst) {
                 return Ok(Started::Interrupted);
