@@ -415,7 +415,7 @@ deletes = "off"
             ),
             (
                 "targets = [\"a\"]\nsysbench = 3\n",
-                "\"sysbench\" is neither",
+                "sysbench is a table of the suite's flags",
             ),
         ] {
             let e = decl(text).resolve("c").unwrap_err();
