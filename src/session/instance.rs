@@ -95,7 +95,8 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
                 .unwrap_or_default()
         ));
     }
-    if std::fs::symlink_metadata(dir.join("data")).is_ok() {
+    // A link or a file planted as `data` is not one: server management refuses it below.
+    if std::fs::symlink_metadata(dir.join("data")).is_ok_and(|m| m.is_dir()) {
         // A stopped instance's data (`server stop` without `--remove` keeps it): a server is
         // never started on it again, since its superuser's password was the stopped one's,
         // and initialising over it fails.
