@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Budget, Conn, DbError, Dbms, Dialect, Param, StmtId};
+use super::{Budget, Conn, DbError, Dbms, Dialect, Keep, Param, Rows, StmtId};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -107,6 +107,10 @@ impl Conn for ClassifiedConn {
     }
     fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
         let r = self.inner.run_text(sql);
+        self.class(r)
+    }
+    fn text_rows(&mut self, sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError> {
+        let r = self.inner.text_rows(sql, keep, out);
         self.class(r)
     }
     fn set_budget(&mut self, budget: Budget) {

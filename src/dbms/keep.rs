@@ -44,6 +44,7 @@ pub const SKIP: Keep = Keep {
 pub const CELL_COST: usize = 32;
 
 /// What one statement has sent so far, against its `Keep`.
+#[derive(Debug)]
 pub struct Tally {
     keep: Keep,
     rows: u64,

@@ -12,12 +12,14 @@ pub mod null;
 mod open;
 mod pg_wire;
 pub mod postgres;
+pub mod rows;
 pub mod sqlite;
 
 pub use keep::{Keep, CELL_COST, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).
 pub use net::MAX_MESSAGE;
 pub use open::{create_database, open_embedded, EmbeddedConfig, ServerAdapter};
+pub use rows::Rows;
 
 use crate::engines::Engine;
 use std::fmt;
@@ -268,6 +270,11 @@ pub trait Conn {
     /// statement that returns no rows, the rows it changed. This is sysbench's `con:query()`
     /// and its `--db-ps-mode=disable`.
     fn run_text(&mut self, sql: &str) -> Result<u64, DbError>;
+    /// Runs one statement given as SQL text, as `run_text`, and keeps its rows' values in
+    /// `out` (cleared first) as text, None for NULL: what a workload reads back and then writes.
+    /// Rows past `keep` fail the statement (`Fault::TooMuch`; a server's connection is closed).
+    /// Returns the rows fetched.
+    fn text_rows(&mut self, sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError>;
     /// How long this connection's statements may take from now on (`Budget::Operation` until
     /// told otherwise); `execute_batch` is always `Budget::Long`. Connections that load, count
     /// whole tables or run maintenance say `Budget::Long`. Embedded engines have no server to

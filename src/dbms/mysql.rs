@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
 use super::{
-    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, SqlDialect, StmtId, Timeouts,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId, Timeouts,
     KEEP, KEEP_REPORT, SKIP,
 };
 
@@ -624,6 +624,23 @@ impl Conn for MysqlConn {
             .query_text_walk(sql, self.budget)
             .map_err(map_err)?;
         Ok(if rows > 0 { rows } else { done.affected })
+    }
+
+    fn text_rows(&mut self, sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError> {
+        out.start(keep);
+        // The wire client counts against the same `keep` and closes the connection first.
+        let mut refused = None;
+        self.conn
+            .query_text(sql, self.budget, keep, |cols| {
+                if refused.is_none() {
+                    refused = out.push(cols).err();
+                }
+            })
+            .map_err(map_err)?;
+        match refused {
+            Some(message) => Err(super::rows::too_much(message)),
+            None => Ok(out.len() as u64),
+        }
     }
 
     fn set_budget(&mut self, budget: Budget) {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Conn, DbError, Dbms, Dialect, Param, SqlDialect, StmtId, Timeouts};
+use super::{Conn, DbError, Dbms, Dialect, Keep, Param, Rows, SqlDialect, StmtId, Timeouts};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -221,6 +221,13 @@ impl Conn for NullConn {
     fn run_text(&mut self, _sql: &str) -> Result<u64, DbError> {
         self.op()?;
         Ok(1)
+    }
+
+    fn text_rows(&mut self, _sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError> {
+        // No rows: the null target has no data to read back.
+        out.start(keep);
+        self.op()?;
+        Ok(0)
     }
 }
 

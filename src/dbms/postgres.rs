@@ -5,7 +5,7 @@
 
 use super::pg_wire::{PgError, PgWire, Prepared};
 use super::{
-    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, SqlDialect, StmtId, Timeouts,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId, Timeouts,
     KEEP, SKIP,
 };
 use crate::engines::Engine;
@@ -148,6 +148,21 @@ impl Conn for PgConn {
             .simple_query_walk(sql, self.budget)
             .map_err(map_err)?;
         Ok(rows.max(count))
+    }
+
+    fn text_rows(&mut self, sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError> {
+        out.start(keep);
+        // The wire client counts against the same `keep` and closes the connection first.
+        let mut refused = None;
+        self.wire_rows_kept(sql, keep, |cols| {
+            if refused.is_none() {
+                refused = out.push(cols).err();
+            }
+        })?;
+        match refused {
+            Some(message) => Err(super::rows::too_much(message)),
+            None => Ok(out.len() as u64),
+        }
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
-use super::{Conn, DbError, Dbms, Dialect, Param, SqlDialect, StmtId};
+use super::{Conn, DbError, Dbms, Dialect, Keep, Param, Rows, SqlDialect, StmtId};
 use crate::error::bad_input;
 
 /// A built-in config: pragmas in the order they are applied.
@@ -471,11 +471,46 @@ impl Conn for SqliteConn {
         Ok(n)
     }
 
+    fn text_rows(&mut self, sql: &str, keep: Keep, out: &mut Rows) -> Result<u64, DbError> {
+        out.start(keep);
+        let conn = self.cell.borrow_owner();
+        let mut st = conn.prepare(sql).map_err(map_err)?;
+        let ncols = st.column_count();
+        if ncols == 0 {
+            st.raw_execute().map_err(map_err)?;
+            return Ok(0);
+        }
+        let mut rows = st.raw_query();
+        // SQLite's values are typed: written as the text a server's text protocol would send.
+        let mut texts: Vec<Option<Vec<u8>>> = Vec::with_capacity(ncols);
+        while let Some(row) = rows.next().map_err(map_err)? {
+            texts.clear();
+            for c in 0..ncols {
+                texts.push(as_text(row.get_ref(c).map_err(map_err)?));
+            }
+            let cols: Vec<Option<&[u8]>> = texts.iter().map(|t| t.as_deref()).collect();
+            out.push(&cols).map_err(super::rows::too_much)?;
+        }
+        Ok(out.len() as u64)
+    }
+
     fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         self.cell
             .borrow_owner()
             .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
             .map_err(map_err)
+    }
+}
+
+/// A typed value as a text protocol sends it: integers and reals in decimal (Rust's shortest
+/// form that reads back exactly, never an exponent), text and blobs as their bytes.
+fn as_text(v: rusqlite::types::ValueRef<'_>) -> Option<Vec<u8>> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(t.to_vec()),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod profile;
 pub mod series;
 pub mod slurm;
 pub mod status;
+pub mod tpcc;
 
 pub use campaign::CampaignCell;
 pub use config_source::{ConfigSource, ScaledSetting};
@@ -130,16 +131,20 @@ pub struct RunFile {
 /// What a sysbench sweep's level adds to a step's label: `point-query_range=100_threads=8`.
 pub const THREADS_SUFFIX: &str = "_threads=";
 
-/// A sysbench step's label without its sweep level, and the level:
-/// `("point-query_range=100", Some(8))`.
+/// What a TPC-C sweep's level adds to its run step's label: `run_connections=4`.
+pub const CONNECTIONS_SUFFIX: &str = "_connections=";
+
+/// A step's label without its sweep level, and the level: `("point-query_range=100", Some(8))`
+/// for sysbench's `_threads=8`, `("run", Some(4))` for TPC-C's `_connections=4`.
 pub fn split_level(label: &str) -> (&str, Option<u64>) {
-    match label.rsplit_once(THREADS_SUFFIX) {
-        Some((base, n)) => match n.parse() {
-            Ok(n) => (base, Some(n)),
-            Err(_) => (label, None),
-        },
-        None => (label, None),
+    for suffix in [THREADS_SUFFIX, CONNECTIONS_SUFFIX] {
+        if let Some((base, n)) = label.rsplit_once(suffix) {
+            if let Ok(n) = n.parse() {
+                return (base, Some(n));
+            }
+        }
     }
+    (label, None)
 }
 
 /// A short name for a cell's values of swept axes, for its directory and a report's label:
@@ -388,6 +393,10 @@ pub struct StepFile {
     /// sysbench suite existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysbench: Option<SysbenchStep>,
+    /// What a TPC-C run step measured (docs/tpcc.md); absent in other suites' steps and in
+    /// the TPC-C load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<tpcc::TpccStep>,
     /// The CPU profile of the step's measured time, with `dbperf run --profile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<profile::StepProfile>,
