@@ -376,6 +376,7 @@ fn step_file(r: StepRecord) -> StepFile {
         hardware: None,
         dbms: None,
         sysbench: None,
+        tpcc: None,
         profile: None,
         diagnostics: Vec::new(),
         metrics: None,

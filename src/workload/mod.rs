@@ -3,3 +3,4 @@
 
 pub mod ibench;
 pub mod sysbench;
+pub mod tpcc;
