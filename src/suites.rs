@@ -17,6 +17,8 @@ pub enum Suite {
     Ibench,
     /// The sysbench-style microbenchmarks (docs/sysbench.md).
     Sysbench,
+    /// TPC-C, the order-entry workload (docs/tpcc.md).
+    Tpcc,
 }
 
 #[derive(Debug)]
@@ -58,6 +60,19 @@ pub const REGISTRY: &[Entry] = &[
         help: "The sysbench-style microbenchmarks in the original's run order \
                (docs/sysbench.md)",
         counterparts: &[("--clients", "--threads"), ("--rows-l-i0", "--rows")],
+    },
+    Entry {
+        suite: Suite::Tpcc,
+        name: "tpcc",
+        product: "TPC-C",
+        title: "TPC-C",
+        a_flag: "a TPC-C flag",
+        help: "TPC-C (TPC-C-like, as the peers run it): the load, then the five transactions \
+               at each number of connections (docs/tpcc.md)",
+        counterparts: &[
+            ("--clients", "--connections"),
+            ("--threads", "--connections"),
+        ],
     },
 ];
 
@@ -122,7 +137,7 @@ impl fmt::Display for Suite {
 mod tests {
     use super::*;
 
-    const ALL: [Suite; 2] = [Suite::Ibench, Suite::Sysbench];
+    const ALL: [Suite; 3] = [Suite::Ibench, Suite::Sysbench, Suite::Tpcc];
 
     #[test]
     fn every_suite_has_its_entry_at_its_index_and_its_name_reads_back() {
@@ -131,8 +146,8 @@ mod tests {
             assert_eq!(s.entry().suite, s);
             assert_eq!(Suite::parse(s.name()), Some(s));
         }
-        assert_eq!(Suite::parse("tpcc"), None);
-        assert_eq!(Suite::names(", "), "ibench, sysbench");
+        assert_eq!(Suite::parse("tpc-c"), None);
+        assert_eq!(Suite::names(", "), "ibench, sysbench, tpcc");
     }
 
     #[test]

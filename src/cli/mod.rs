@@ -40,6 +40,7 @@ mod signals;
 mod slurm;
 mod summary;
 mod sysbench;
+mod tpcc;
 mod what;
 mod writeamp;
 

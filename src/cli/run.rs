@@ -369,6 +369,8 @@ fn list_presets(cap: Option<u64>) {
     }
     out!("{sb}");
     out!("For --suite sysbench (docs/sysbench.md).\n");
+    out!("{}", super::tpcc::preset_table());
+    out!("For --suite tpcc (docs/tpcc.md).\n");
     let mut c = comfy_table::Table::new();
     c.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     c.set_header([

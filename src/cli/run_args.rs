@@ -281,6 +281,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sysbench: super::sysbench::SysbenchArgs,
 
+    #[command(flatten)]
+    pub tpcc: super::tpcc::TpccArgs,
+
     /// The options the command line gave (set by `cli::parse`).
     #[arg(skip)]
     pub given: Given,

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use super::mysql_wire::{Prepared, Wire, WireError};
 use super::{
-    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId, Timeouts,
-    KEEP, KEEP_REPORT, SKIP,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId,
+    Timeouts, KEEP, KEEP_REPORT, SKIP,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 
 use super::pg_wire::{PgError, PgWire, Prepared};
 use super::{
-    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId, Timeouts,
-    KEEP, SKIP,
+    Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId,
+    Timeouts, KEEP, SKIP,
 };
 use crate::engines::Engine;
 

@@ -32,7 +32,10 @@ impl std::fmt::Display for ValueError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ValueError::Missing { row, column } => {
-                write!(f, "the server returned no value at row {row}, column {column}")
+                write!(
+                    f,
+                    "the server returned no value at row {row}, column {column}"
+                )
             }
             ValueError::Null { row, column } => {
                 write!(f, "the server returned NULL at row {row}, column {column}")
@@ -187,7 +190,8 @@ mod tests {
         let mut r = Rows::default();
         r.start(KEEP);
         r.push(&[Some(b"3001"), None, Some(b"-10.00")]).unwrap();
-        r.push(&[Some(b"12.0"), Some(b"x"), Some(b"0.125")]).unwrap();
+        r.push(&[Some(b"12.0"), Some(b"x"), Some(b"0.125")])
+            .unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!(r.int(0, 0), Ok(3001));
         assert_eq!(r.int(1, 0), Ok(12));
@@ -216,7 +220,16 @@ mod tests {
         ] {
             assert_eq!(parse_hundredths(t.as_bytes()), Ok(c), "{t}");
         }
-        for t in ["", "-", ".", "1e5", "1.2.3", "9999999999999999", "--1", "NaN"] {
+        for t in [
+            "",
+            "-",
+            ".",
+            "1e5",
+            "1.2.3",
+            "9999999999999999",
+            "--1",
+            "NaN",
+        ] {
             assert!(parse_hundredths(t.as_bytes()).is_err(), "{t}");
         }
         assert_eq!(hundredths_text(-1234), "-12.34");
@@ -227,10 +240,7 @@ mod tests {
     #[test]
     fn a_flood_is_refused_at_the_bound() {
         let mut r = Rows::default();
-        r.start(Keep {
-            rows: 2,
-            ..KEEP
-        });
+        r.start(Keep { rows: 2, ..KEEP });
         r.push(&[Some(b"1")]).unwrap();
         r.push(&[Some(b"1")]).unwrap();
         assert!(r.push(&[Some(b"1")]).is_err());

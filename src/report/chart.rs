@@ -71,6 +71,7 @@ pub enum XAxis {
     /// Levels of a concurrency sweep: ticks on whole clients or threads.
     Clients,
     Threads,
+    Connections,
 }
 
 impl XAxis {
@@ -80,6 +81,7 @@ impl XAxis {
             XAxis::Runs => "run",
             XAxis::Clients => "clients",
             XAxis::Threads => "threads",
+            XAxis::Connections => "connections",
         }
     }
 }
@@ -242,7 +244,9 @@ pub fn line_svg(c: &LineChart) -> String {
     }
     let xstep = match c.x_axis {
         XAxis::Seconds => nice_step(xmax, 6.0),
-        XAxis::Runs | XAxis::Clients | XAxis::Threads => nice_step(xmax, 6.0).max(1.0),
+        XAxis::Runs | XAxis::Clients | XAxis::Threads | XAxis::Connections => {
+            nice_step(xmax, 6.0).max(1.0)
+        }
     };
     for x in ticks(0.0, xmax + 1e-9, xstep) {
         let px = sx(x);

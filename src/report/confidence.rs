@@ -358,6 +358,7 @@ mod tests {
             group: None,
             reported: true,
             profiled: false,
+            tpcc: None,
             series: Some(Series {
                 t: (1..=r.len()).map(|x| x as f64).collect(),
                 dt: vec![1.0; r.len()],

@@ -313,6 +313,7 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
             group: f.sysbench.as_ref().map(|s| s.group.clone()).or(f.group),
             reported: f.sysbench.as_ref().is_none_or(|s| s.reported),
             profiled: f.profile.is_some(),
+            tpcc: f.tpcc.clone(),
             name: f.step,
             status: f.status,
             error: f.error,
@@ -495,7 +496,7 @@ mod tests {
         );
         check(&[d.path().join("c")], "does not match the result schema");
         let mut sb = run_json("sb", "x");
-        sb["suite"] = "tpcc".into();
+        sb["suite"] = "tpc-e".into();
         write(&d.path().join("s/run.json"), sb);
         check(&[d.path().join("s")], "cannot report");
         // A step file from the future is refused too, not skipped.

@@ -33,6 +33,7 @@ pub mod rules;
 mod scaling;
 mod sysbench;
 mod target;
+mod tpcc;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -167,6 +168,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
             let mut sec = match suite {
                 Suite::Ibench => ibench::build(&ctx),
                 Suite::Sysbench => sysbench::build(&ctx),
+                Suite::Tpcc => tpcc::build(&ctx),
             };
             if combos.len() > 1 {
                 at_axes(&mut sec, axes);

@@ -33,7 +33,8 @@ pub fn sections(all: &[TargetResult]) -> Vec<Section> {
     for suite in Suite::all() {
         let (axis, curves) = match suite {
             Suite::Ibench => (XAxis::Clients, ibench_curves(all)),
-            Suite::Sysbench => (XAxis::Threads, sysbench_curves(all)),
+            Suite::Sysbench => (XAxis::Threads, level_curves(all, Suite::Sysbench)),
+            Suite::Tpcc => (XAxis::Connections, level_curves(all, Suite::Tpcc)),
         };
         out.extend(section(suite, axis, curves, all));
     }
@@ -238,11 +239,12 @@ fn ibench_curves(all: &[TargetResult]) -> Vec<Curve> {
     curves.into_iter().map(|(_, c)| c).collect()
 }
 
-/// Curves of a `--threads` sweep: each sysbench result's steps at their levels.
-fn sysbench_curves(all: &[TargetResult]) -> Vec<Curve> {
+/// Curves of a sweep within one result (sysbench's `--threads`, TPC-C's `--connections`): each
+/// of `suite`'s results' steps at their levels.
+fn level_curves(all: &[TargetResult], suite: Suite) -> Vec<Curve> {
     let mut out = Vec::new();
     for (i, t) in all.iter().enumerate() {
-        if t.run.suite != Suite::Sysbench {
+        if t.run.suite != suite {
             continue;
         }
         let mut c = Curve {
@@ -314,6 +316,7 @@ fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) 
     }
     let word = match axis {
         XAxis::Threads => "thread",
+        XAxis::Connections => "connection",
         _ => "client",
     };
     let mut steps: Vec<String> = Vec::new();

@@ -89,6 +89,8 @@ pub struct StepView {
     pub reported: bool,
     /// Taken with `--profile`: perf sampling changes throughput by a few percent.
     pub profiled: bool,
+    /// TPC-C: what the run step measured (NOPM, transactions, consistency).
+    pub tpcc: Option<crate::results::tpcc::TpccStep>,
     pub series: Option<Series>,
     /// What says whether the step ran in memory or was IO-bound (docs/metrics.md).
     pub residency: crate::analysis::residency::Evidence,

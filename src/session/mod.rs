@@ -21,6 +21,7 @@ mod start;
 mod suite;
 mod sysbench;
 mod target;
+mod tpcc;
 mod workdir;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ pub use events::{CellBegins, Display, Events, Note, PlanView, PlannedCell, Quiet
 pub use ibench::IbenchSuite;
 pub use suite::Suite;
 pub use sysbench::SysbenchSuite;
+pub use tpcc::TpccSuite;
 
 use crate::error::{bad_input, BadInput};
 use crate::results::campaign::{self, Invocation, Journal, Shard};

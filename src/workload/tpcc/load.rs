@@ -67,7 +67,11 @@ impl Loader {
         let mut conn = dbms.connect()?;
         // Loads may take long (docs/reliability.md): bounded by --ddl-timeout.
         conn.set_budget(crate::dbms::Budget::Long);
-        let first = if k == 0 { Table::Item } else { Table::Warehouse };
+        let first = if k == 0 {
+            Table::Item
+        } else {
+            Table::Warehouse
+        };
         let mut l = Loader {
             conn,
             forms: forms(dbms.dialect().sql()),
@@ -234,7 +238,11 @@ impl Loader {
             Table::Warehouse => {
                 let _ = write!(s, "({w},");
                 address(s, r, &f, true);
-                let _ = write!(s, ",{},300000.00)", hundredths_text(uniform(r, 0, 20) as i64));
+                let _ = write!(
+                    s,
+                    ",{},300000.00)",
+                    hundredths_text(uniform(r, 0, 20) as i64)
+                );
             }
             Table::District => {
                 let _ = write!(s, "({},{w},", i + 1);
@@ -375,7 +383,8 @@ impl Role for Loader {
 /// The rows the load inserts for `warehouses` (order lines estimated at their mean of 10 an
 /// order), for the progress bar.
 pub fn planned_rows(warehouses: u64) -> u64 {
-    let per = 1 + DISTRICTS
+    let per = 1
+        + DISTRICTS
         + 2 * DISTRICTS * CUSTOMERS
         + DISTRICTS * ORDERS
         + DISTRICTS * (ORDERS - FIRST_NEW_ORDER + 1)

@@ -101,11 +101,7 @@ pub fn create(d: SqlDialect) -> Vec<String> {
          i_data varchar(50), PRIMARY KEY(i_id))"
             .to_string(),
     ];
-    out.extend(
-        tables
-            .iter()
-            .map(|t| format!("CREATE TABLE {t}{suffix}")),
-    );
+    out.extend(tables.iter().map(|t| format!("CREATE TABLE {t}{suffix}")));
     out.extend(
         [
             "idx_customer ON customer (c_w_id,c_d_id,c_last,c_first)",
@@ -161,7 +157,10 @@ pub fn session(d: SqlDialect, isolation: super::Isolation) -> Vec<String> {
             isolation.sql()
         )],
         SqlDialect::MySql(_) => vec![
-            format!("SET SESSION TRANSACTION ISOLATION LEVEL {}", isolation.sql()),
+            format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                isolation.sql()
+            ),
             "SET FOREIGN_KEY_CHECKS=0".to_string(),
         ],
         SqlDialect::Sqlite | SqlDialect::Null => Vec::new(),
@@ -231,8 +230,14 @@ mod tests {
             SqlDialect::Sqlite,
         ] {
             let s = create(d);
-            assert_eq!(s.iter().filter(|x| x.starts_with("CREATE TABLE")).count(), 9);
-            assert_eq!(s.iter().filter(|x| x.starts_with("CREATE INDEX")).count(), 6);
+            assert_eq!(
+                s.iter().filter(|x| x.starts_with("CREATE TABLE")).count(),
+                9
+            );
+            assert_eq!(
+                s.iter().filter(|x| x.starts_with("CREATE INDEX")).count(),
+                6
+            );
         }
         assert_eq!(foreign_keys(SqlDialect::Postgres).len(), 10);
         assert!(foreign_keys(SqlDialect::MySql(Storage::RocksDb)).is_empty());

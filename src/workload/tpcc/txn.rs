@@ -402,7 +402,11 @@ impl Client {
             "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = {w} AND o_d_id = {d} \
              AND o_c_id = {c} ORDER BY o_id DESC"
         ));
-        let o = if self.fetch()? > 0 { self.int(0, 0)? } else { 0 };
+        let o = if self.fetch()? > 0 {
+            self.int(0, 0)?
+        } else {
+            0
+        };
         self.set(format_args!(
             "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line \
              WHERE ol_w_id = {w} AND ol_d_id = {d}  AND ol_o_id = {o}"
@@ -518,7 +522,10 @@ impl Role for Client {
             Ok(end) => {
                 if warmup {
                     if t == NEW_ORDER && end == End::Committed {
-                        self.spec.counts.warmup_new_orders.fetch_add(1, Ordering::Relaxed);
+                        self.spec
+                            .counts
+                            .warmup_new_orders
+                            .fetch_add(1, Ordering::Relaxed);
                     }
                     return Ok(OpOutcome::Done { kind, rows: 1 });
                 }
