@@ -37,3 +37,4 @@ mod stalls;
 mod sweeps;
 mod sysbench;
 mod sysbench_sqlite;
+mod tpcc;
