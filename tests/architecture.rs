@@ -907,6 +907,7 @@ const REPORT_LAYERS: &[(&str, &[&str])] = &[
             "devices",
             "ibench",
             "sysbench",
+            "tpcc",
             "details",
             "profiles",
             "repeats",

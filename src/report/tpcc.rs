@@ -7,7 +7,7 @@ use super::context::Ctx;
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
 use super::number;
 use super::target::{StepView, TargetResult};
-use crate::workload::tpcc::{KINDS, TRANSACTIONS};
+use crate::results::tpcc::TRANSACTIONS;
 
 /// The suite's name, which its tables' ids carry.
 const TPCC: &str = crate::suites::Suite::Tpcc.name();
@@ -34,9 +34,9 @@ fn consistency(s: &StepView) -> Cell {
         .map(|c| c.condition.to_string())
         .collect();
     if failed.is_empty() {
-        Cell::text(&format!("all {} held", t.consistency.len()))
+        Cell::text(format!("all {} held", t.consistency.len()))
     } else {
-        Cell::text(&format!("broken: {}", failed.join(", ")))
+        Cell::text(format!("broken: {}", failed.join(", ")))
     }
 }
 
@@ -48,7 +48,7 @@ fn in_database(s: &StepView) -> Cell {
         .map(|t| (t.new_orders_step, t.new_orders_in_database))
     {
         Some((n, Some(db))) if n == db => Cell::text("yes"),
-        Some((n, Some(db))) => Cell::text(&format!("no: {n} counted, {db} in the database")),
+        Some((n, Some(db))) => Cell::text(format!("no: {n} counted, {db} in the database")),
         _ => Cell::gap("not read"),
     }
 }
@@ -77,10 +77,10 @@ fn columns(relative: bool) -> Vec<Column> {
         "transactions that ended (committed, or rolled back on purpose) per minute",
         Better::Higher,
     ));
-    for &k in &TRANSACTIONS {
+    for k in TRANSACTIONS {
         c.push(Column::new(
-            &format!("{}_p99", KINDS[k]),
-            &format!("{} p99", KINDS[k]),
+            &format!("{k}_p99"),
+            &format!("{k} p99"),
             "ms",
             "99th percentile latency of the transaction, from its start to its COMMIT's reply",
             Better::Lower,
@@ -127,10 +127,10 @@ fn row(t: &TargetResult, i: usize, s: &StepView, base: Option<&StepView>, relati
         s.tpcc.as_ref().map(|x| x.tpm).filter(|_| ok),
         "not measured",
     ));
-    for &k in &TRANSACTIONS {
+    for k in TRANSACTIONS {
         let p99 = s
             .ops
-            .get(KINDS[k])
+            .get(k)
             .filter(|o| o.count > 0)
             .map(|o| o.latency_us.p99 / 1000.0);
         cells.push(num(p99, "none ran"));

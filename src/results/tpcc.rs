@@ -7,6 +7,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// The five transactions as `transactions` and the step's `ops` name them.
+pub const TRANSACTIONS: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TpccStep {
     pub warehouses: u64,

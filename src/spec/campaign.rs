@@ -394,7 +394,7 @@ deletes = "off"
                 "targets = [\"a\"]\nrepeats = 4294967295\n",
                 "more than the 100000",
             ),
-            ("targets = [\"a\"]\nsuites = [\"tpcc\"]\n", "unknown suite"),
+            ("targets = [\"a\"]\nsuites = [\"tpce\"]\n", "unknown suite"),
             ("targets = [\"a\"]\nrepeats = 0\n", "at least 1"),
             (
                 "targets = [\"a\"]\n[sysbench]\nthreads = 4\n",
@@ -410,8 +410,8 @@ deletes = "off"
                 "\"repeat\" is neither a key",
             ),
             (
-                "targets = [\"a\"]\n[tpcc]\nwarehouses = 1\n",
-                "\"tpcc\" is neither",
+                "targets = [\"a\"]\n[tpce]\nwarehouses = 1\n",
+                "\"tpce\" is neither",
             ),
             (
                 "targets = [\"a\"]\nsysbench = 3\n",

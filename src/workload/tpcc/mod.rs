@@ -72,7 +72,7 @@ impl Mix {
     pub fn name(self) -> &'static str {
         match self {
             Mix::Standard => "standard",
-            Mix::Sysbench => "sysbench",
+            Mix::Sysbench => "sysbench", // not a suite: sysbench-tpcc's mix
         }
     }
 

@@ -342,7 +342,11 @@ impl Client {
             self.fetch()?;
             let old = self.text_of(0, 0)?;
             let mut data = format!("| {c:4} {cd:2} {cw:4} {d:2} {w:4} ${h:4}.00 {old}");
-            data.truncate(data.floor_char_boundary(500));
+            // Cut at 500 characters, as sysbench-tpcc's string.sub (c_data is ASCII as loaded;
+            // a server's other bytes are cut on a character boundary all the same).
+            if let Some((at, _)) = data.char_indices().nth(500) {
+                data.truncate(at);
+            }
             self.sql.clear();
             let _ = write!(
                 self.sql,
