@@ -25,7 +25,7 @@ fn consistency(s: &StepView) -> Cell {
         return Cell::gap("not a TPC-C run step");
     };
     if t.consistency.is_empty() {
-        return Cell::gap("not checked (--check off, or the step failed)");
+        return Cell::gap("not checked (--check off, or the step did not end ok)");
     }
     let failed: Vec<String> = t
         .consistency
