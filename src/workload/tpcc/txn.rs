@@ -69,6 +69,18 @@ pub struct Client {
     clock: Option<(Instant, Instant)>,
 }
 
+/// A line's amount in hundredths: quantity × price × (1 + taxes) × (1 − discount), rounded,
+/// with the taxes and discount in hundredths. Computed wide and saturated, since the price,
+/// taxes and discount are what the server returned.
+fn line_amount(qty: i64, price: i64, taxes: i64, discount: i64) -> i64 {
+    let wide = i128::from(qty)
+        * i128::from(price)
+        * (100 + i128::from(taxes))
+        * (100 - i128::from(discount));
+    let rounded = (wide + 5_000).div_euclid(10_000);
+    rounded.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 /// A value the server returned that the transaction cannot use: the step fails with it.
 fn bad_value(e: crate::dbms::rows::ValueError) -> DbError {
     DbError {
@@ -221,7 +233,7 @@ impl Client {
         let (o, d_tax) = (self.int(0, 0)?, self.cents(0, 1)?);
         self.set(format_args!(
             "UPDATE district SET d_next_o_id = {} WHERE d_id = {d} AND d_w_id= {w}",
-            o + 1
+            o.saturating_add(1)
         ));
         self.exec()?;
         let now = self.f.now;
@@ -251,17 +263,19 @@ impl Client {
             self.fetch()?;
             let stock = self.int(0, 0)?;
             let dist = self.text_of(0, 2)?;
+            // Values the server returned: saturating, so a lying server gets nonsense written
+            // back, never a wrapped number.
             let left = if stock > qty {
-                stock - qty
+                stock.saturating_sub(qty)
             } else {
-                stock - qty + 91
+                stock.saturating_sub(qty).saturating_add(91)
             };
             self.set(format_args!(
                 "UPDATE stock SET s_quantity = {left} WHERE s_i_id = {item} AND s_w_id= {supply}"
             ));
             self.exec()?;
             // qty * price * (1 + w_tax + d_tax) * (1 - discount), in hundredths, rounded.
-            let amount = (qty * price * (100 + w_tax + d_tax) * (100 - discount) + 5_000) / 10_000;
+            let amount = line_amount(qty, price, w_tax.saturating_add(d_tax), discount);
             self.sql.clear();
             let _ = write!(
                 self.sql,
@@ -334,8 +348,8 @@ impl Client {
         ));
         self.fetch()?;
         let credit = self.text_of(0, 9)?;
-        let balance = hundredths_text(self.cents(0, 12)? - h * 100);
-        let ytd = hundredths_text(self.cents(0, 13)? + h * 100);
+        let balance = hundredths_text(self.cents(0, 12)?.saturating_sub(h * 100));
+        let ytd = hundredths_text(self.cents(0, 13)?.saturating_add(h * 100));
         let key = format!("WHERE c_w_id = {cw} AND c_d_id={cd} AND c_id={c}");
         if credit == "BC" {
             self.set(format_args!("SELECT c_data FROM customer {key}"));
@@ -484,7 +498,7 @@ impl Client {
             "SELECT COUNT(DISTINCT (s_i_id)) FROM order_line, stock WHERE ol_w_id = {w} \
              AND ol_d_id = {d} AND ol_o_id < {o} AND ol_o_id >= {} AND s_w_id= {w} \
              AND s_i_id=ol_i_id AND s_quantity < {level}",
-            o - 20
+            o.saturating_sub(20)
         ));
         self.fetch()?;
         self.commit()?;
@@ -563,5 +577,16 @@ impl Role for Client {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_lines_amount_is_rounded_and_cannot_overflow() {
+        // 3 × 12.34 × 1.15 × 0.90 = 38.3157 → 38.32
+        assert_eq!(super::line_amount(3, 1234, 15, 10), 3832);
+        assert_eq!(super::line_amount(10, i64::MAX, 40, 0), i64::MAX);
+        assert_eq!(super::line_amount(1, i64::MIN, 0, 0), i64::MIN);
     }
 }
