@@ -462,16 +462,6 @@ impl TpccSteps {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_step_file_names_the_transactions_as_the_runner_does() {
-        use crate::workload::tpcc::{KINDS, TRANSACTIONS};
-        let runner: Vec<&str> = TRANSACTIONS.iter().map(|&k| KINDS[k]).collect();
-        assert_eq!(runner, crate::results::tpcc::TRANSACTIONS);
-    }
-}
-
 /// Progress: rows of the load, or seconds of a run step with its transactions per second.
 struct TpccTicker {
     load: Option<u64>,
@@ -515,5 +505,15 @@ impl Ticker for TpccTicker {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_step_file_names_the_transactions_as_the_runner_does() {
+        use crate::workload::tpcc::{KINDS, TRANSACTIONS};
+        let runner: Vec<&str> = TRANSACTIONS.iter().map(|&k| KINDS[k]).collect();
+        assert_eq!(runner, crate::results::tpcc::TRANSACTIONS);
     }
 }
