@@ -145,7 +145,11 @@ const LINES: &[(&str, Check, Needs)] = &[
         Check::Full,
         Needs::Nothing,
     ),
-    ("dbperf run --suite tpcc --preset smoke", Check::Full, Needs::Nothing),
+    (
+        "dbperf run --suite tpcc --preset smoke",
+        Check::Full,
+        Needs::Nothing,
+    ),
     (
         "dbperf run --suite tpcc --target postgres --connections 1,2,4",
         Check::Interrupt(15),

@@ -15,14 +15,17 @@ use crate::analysis::interval::Interval;
 use crate::analysis::welch::MIN_ROUNDS;
 
 /// The per-second rates a step's headline is made of, per round: inserts for l.i*, queries
-/// for qr/qp, events for sysbench (whose queries/s is events/s × a constant per test). Full
-/// seconds only, and not the sysbench warm-up's.
+/// for qr/qp, committed New-Orders for a TPC-C run step (its NOPM is their rate × 60), events
+/// for sysbench (whose queries/s is events/s × a constant per test). Full seconds only, and not
+/// the warm-up's.
 fn seconds(s: &StepView) -> Option<Vec<f64>> {
     let series = s.series.as_ref()?;
     let kind = if s.name.starts_with("l.i") {
         "insert"
     } else if s.name.starts_with("qr") || s.name.starts_with("qp") {
         "query"
+    } else if s.tpcc.is_some() {
+        "new_order"
     } else {
         "event"
     };

@@ -3,9 +3,11 @@
 //! and latency, retries, and whether the consistency conditions held. What is read from a
 //! result is in docs/report.md ("TPC-C results").
 
+use super::confidence;
 use super::context::Ctx;
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
 use super::number;
+use super::rules::rel_cell;
 use super::target::{StepView, TargetResult};
 use crate::results::tpcc::TRANSACTIONS;
 
@@ -66,7 +68,8 @@ fn columns(relative: bool) -> Vec<Column> {
             "nopm_rel",
             "NOPM / base",
             "",
-            "NOPM over the base target's at the same step",
+            "NOPM over the base target's at the same step; called faster or slower only when \
+             its 95% interval clears the threshold",
             Better::Higher,
         ));
     }
@@ -111,17 +114,41 @@ fn columns(relative: bool) -> Vec<Column> {
     c
 }
 
-fn row(t: &TargetResult, i: usize, s: &StepView, base: Option<&StepView>, relative: bool) -> Row {
+/// The step's NOPM against the base target's at the same step, called faster or slower only
+/// when its confidence interval clears the threshold (docs/statistics.md).
+fn against_base(t: &TargetResult, s: &StepView, ctx: &Ctx, tally: &mut confidence::Tally) -> Cell {
+    let value = |v: &StepView| v.ok().then_some(v.headline.value);
+    let Some(b) = ctx.all.get(ctx.suite_base()) else {
+        return Cell::gap("no base target");
+    };
+    let Some(bs) = b.step(&s.name) else {
+        return Cell::gap("the base has no such step");
+    };
+    let mut cell = rel_cell(value(s), value(bs), Better::Higher, ctx.thresholds);
+    if !std::ptr::eq(t, b) {
+        let iv = match cell.value {
+            super::model::Value::Num(x) => confidence::ratio_interval(t, b, &s.name, x),
+            _ => None,
+        };
+        tally.add(confidence::judge(
+            &mut cell,
+            iv,
+            Better::Higher,
+            ctx.thresholds,
+            confidence::Subject::Speed,
+        ));
+    }
+    cell
+}
+
+fn row(t: &TargetResult, i: usize, s: &StepView, ctx: &Ctx, tally: &mut confidence::Tally) -> Row {
     let ok = s.ok();
     let mut cells = vec![num(
         ok.then_some(s.headline.value),
         "the step did not end ok",
     )];
-    if relative {
-        let r = base
-            .filter(|b| b.ok() && b.headline.value > 0.0)
-            .map(|b| s.headline.value / b.headline.value);
-        cells.push(num(r.filter(|_| ok), "no base value"));
+    if ctx.relative {
+        cells.push(against_base(t, s, ctx, tally));
     }
     cells.push(num(
         s.tpcc.as_ref().map(|x| x.tpm).filter(|_| ok),
@@ -158,15 +185,15 @@ pub fn build(ctx: &Ctx) -> Section {
          not with audited results (docs/tpcc.md)."
             .into(),
     ));
-    let base = ctx.all.get(ctx.base);
     let mut rows = Vec::new();
+    let mut tally = confidence::Tally::default();
     for &i in &ctx.idx {
         let t = &ctx.all[i];
         for s in t.steps.iter().filter(|s| s.tpcc.is_some()) {
-            let b = base.and_then(|b| b.step(&s.name));
-            rows.push(row(t, i, s, b, ctx.relative));
+            rows.push(row(t, i, s, ctx, &mut tally));
         }
     }
+    let verdicts = tally.sentence();
     sec.blocks.push(Block::Table(Table {
         id: format!("{TPCC}-nopm"),
         title: "New-Orders per minute".into(),
@@ -181,5 +208,8 @@ pub fn build(ctx: &Ctx) -> Section {
         source: None,
         base: None,
     }));
+    if let Some(t) = verdicts {
+        sec.blocks.push(Block::Text(t));
+    }
     sec
 }
