@@ -10,6 +10,7 @@
 //! before anything is tested. p-values come from the tests' limiting laws, with no random
 //! draws: the same series always gives the same changes, and fast.
 
+mod dip;
 mod dist;
 mod fit;
 mod kind;
@@ -90,7 +91,13 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
         }
         found.push((a + c.at, c.p, c.kind));
         todo.push((a, a + c.at));
-        todo.push((a + c.at, b));
+        let mut from = a + c.at;
+        if let Some(also) = c.also {
+            found.push((a + also, c.p, c.kind));
+            todo.push((from, a + also));
+            from = a + also;
+        }
+        todo.push((from, b));
     }
     found.sort_by_key(|f| f.0);
     let mut bounds: Vec<usize> = vec![0];

@@ -2,6 +2,7 @@
 //! "Method"). A change of level must pass three tests at once, each guarding against a kind
 //! of series that fools the others; a change of spread has a test of its own.
 
+use super::dip::best_pair;
 use super::dist::{kolmogorov_sf, normal_two_sided};
 use std::collections::HashMap;
 
@@ -17,10 +18,12 @@ const LEAST_POINTS: usize = 8;
 /// far from it (else it is the candidate itself).
 const CLEAR_MARGIN: usize = 5;
 
-/// The best split of a segment: `at` points from its start, the p-value, and the kind.
+/// The best split of a segment: `at` points from its start, the p-value, and the kind; `also`,
+/// a second change found with it (the end of a dip), further from the start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
     pub at: usize,
+    pub also: Option<usize>,
     pub p: f64,
     pub kind: ChangeKind,
 }
@@ -68,20 +71,46 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
         .map(|(k, q)| ((k + 1).clamp(min_size, m - min_size), q));
-    // Bonferroni over the two kinds: each is tested at half the level.
-    let best = match (level, spread) {
-        (Some(l), Some(s)) if s.1 < l.1 => (s, ChangeKind::Spread),
-        (Some(l), _) => (l, ChangeKind::Level),
-        (None, Some(s)) => (s, ChangeKind::Spread),
-        (None, None) => return None,
+    let pair = best_pair(&p.z[a..b], min_size, p.short_sd);
+    let mut best: Option<Candidate> = None;
+    let mut consider = |c: Candidate| {
+        if best.is_none_or(|b| c.p < b.p) {
+            best = Some(c);
+        }
     };
-    let ((at, q), kind) = best;
-    Some(Candidate {
-        at,
-        p: (2.0 * q).min(1.0),
-        kind,
+    if let Some((at, q)) = level {
+        consider(Candidate {
+            at,
+            also: None,
+            p: q,
+            kind: ChangeKind::Level,
+        });
+    }
+    if let Some((at, q)) = spread {
+        consider(Candidate {
+            at,
+            also: None,
+            p: q,
+            kind: ChangeKind::Spread,
+        });
+    }
+    if let Some(d) = pair {
+        consider(Candidate {
+            at: d.s,
+            also: Some(d.e),
+            p: d.p,
+            kind: ChangeKind::Level,
+        });
+    }
+    // Bonferroni over the three kinds of test: each is tested at a third of the level.
+    best.map(|c| Candidate {
+        p: (KINDS * c.p).min(1.0),
+        ..c
     })
 }
+
+/// The kinds of test a segment gets: a change of level, of spread, and a pair of changes.
+const KINDS: f64 = 3.0;
 
 /// A change of level at the largest CUSUM, with the largest of three p-values: the CUSUM
 /// against the Kolmogorov law (the level differs at all, allowing for autocorrelated noise),
