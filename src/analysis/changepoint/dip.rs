@@ -8,7 +8,7 @@
 //! three pieces the pair makes, and each end must be a step on its own.
 
 use super::dist::normal_two_sided;
-use super::fit::{line_residuals, long_run_variance_cut, mean, LOCAL_POINTS};
+use super::fit::{lag_one, line_residuals, mean, LOCAL_POINTS};
 
 /// The longest interval searched for a pair of changes. Pairs further apart are each found by
 /// the one-change tests (two steps 60 runs apart each have 20 clean runs either side).
@@ -18,6 +18,11 @@ pub const DIP_MOST: usize = 64;
 /// estimated from the segment with the pair taken out, and in fewer runs that estimate was
 /// far too low (pairs were found in 15 runs of AR(1) noise with φ 0.6 after a step).
 const PAIR_LEAST: usize = 2 * LOCAL_POINTS;
+/// The fewest runs either side of a pair, within its segment: the edges' lines are fitted to
+/// them, and a pair 4 runs from a segment's end passed on a line through 4 runs.
+const FLANK_LEAST: usize = LOCAL_POINTS / 2;
+/// The smallest variance, as in fit.rs: a noiseless dip is a pair with p ~ 0.
+const VAR_FLOOR: f64 = 1e-12;
 
 /// A pair of changes of a segment, at `s` and `e` from its start, with its p-value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,16 +32,22 @@ pub struct Pair {
     pub p: f64,
 }
 
-/// The surest pair of changes in `y` (a segment), at least `min_size` runs apart and from its
-/// ends, or None when it is too short to hold one. `short_sd` is the series' short-term sd.
+/// The surest pair of changes in `y` (a segment), at least `min_size` runs apart and
+/// FLANK_LEAST from its ends, or None when it is too short to hold one. `short_sd` is the
+/// series' short-term sd.
 pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64) -> Option<Pair> {
     if y.len() < PAIR_LEAST {
         return None;
     }
     let (s, e, scanned) = scan(y, min_size)?;
-    let (t_box, v) = box_with_trend_t(y, s, e);
-    let p_box = normal_two_sided(t_box);
-    let v = v.max(0.25 * short_sd * short_sd);
+    let (delta, se_unit, residuals) = box_fit(y, s, e);
+    // The spread from the runs around the pair, the persistence from the whole segment: a
+    // spread estimated over the segment passed pairs in the noisier half of a series whose
+    // noise tripled; a persistence estimated from 40 runs is too uncertain to lean on.
+    let v = (local_variance(y, s, e) * outside_persistence(&residuals, s, e))
+        .max(0.25 * short_sd * short_sd)
+        .max(VAR_FLOOR);
+    let p_box = normal_two_sided(delta / (se_unit * v.sqrt()));
     let (t_s, t_e) = edge_ts(y, s, e, v);
     // Bonferroni over every interval that could have been chosen: the choice is by a cheaper
     // statistic, but the union over all of them bounds the chance of any passing by chance.
@@ -44,9 +55,6 @@ pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64) -> Option<Pair> {
         .min(1.0)
         .max(normal_two_sided(t_s))
         .max(normal_two_sided(t_e));
-    if std::env::var("CPDBG").is_ok() {
-        eprintln!("m={} s={s} e={e} scanned={scanned} pbox={p_box:.2e} ts={t_s:.2} te={t_e:.2} v={v:.3} ssd={short_sd:.3} lrv_all={:.3} p={p:.2e}", y.len(), long_run_variance_cut(&line_residuals(y), &[0, y.len()]));
-    }
     Some(Pair { s, e, p })
 }
 
@@ -57,7 +65,8 @@ pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64) -> Option<Pair> {
 fn scan(y: &[f64], min_size: usize) -> Option<(usize, usize, usize)> {
     let m = y.len();
     let least = min_size.max(2);
-    if m < 3 * least {
+    let flank = least.max(FLANK_LEAST);
+    if m < 2 * flank + least {
         return None;
     }
     let mut sum = Vec::with_capacity(m + 1);
@@ -68,9 +77,9 @@ fn scan(y: &[f64], min_size: usize) -> Option<(usize, usize, usize)> {
     let total = |u: usize, w: usize| sum[w] - sum[u];
     let mut best: Option<(usize, usize, f64)> = None;
     let mut scanned = 0usize;
-    for s in least..=(m - 2 * least) {
+    for s in flank..=(m - flank - least) {
         let l = s.saturating_sub(LOCAL_POINTS);
-        for e in (s + least)..=(s + DIP_MOST).min(m - least) {
+        for e in (s + least)..=(s + DIP_MOST).min(m - flank) {
             let r = (e + LOCAL_POINTS).min(m);
             let (inside, outside) = ((e - s) as f64, (s - l + r - e) as f64);
             let d = total(s, e) / inside - (total(l, s) + total(e, r)) / outside;
@@ -84,13 +93,10 @@ fn scan(y: &[f64], min_size: usize) -> Option<(usize, usize, usize)> {
     best.map(|(s, e, _)| (s, e, scanned))
 }
 
-/// The t of δ in y = a + b·i + δ·[s <= i < e] (least squares) against the long-run variance
-/// of its residuals, lag products not crossing s or e: the persistence and spread are those
-/// within the three pieces, not of a level that moved (lines fitted to each piece took the
-/// noise's wander with them and gave a tenth of its variance). That variance is returned too.
-/// By Frisch–Waugh δ is the regression of y's residuals about a line on the interval
-/// indicator's.
-fn box_with_trend_t(y: &[f64], s: usize, e: usize) -> (f64, f64) {
+/// The least-squares δ of y = a + b·i + δ·[s <= i < e] + noise, its standard error per unit
+/// of the noise's sd, and the fit's residuals. By Frisch–Waugh δ is the regression of y's
+/// residuals about a line on the interval indicator's.
+fn box_fit(y: &[f64], s: usize, e: usize) -> (f64, f64, Vec<f64>) {
     let ry = line_residuals(y);
     let boxed: Vec<f64> = (0..y.len())
         .map(|i| if (s..e).contains(&i) { 1.0 } else { 0.0 })
@@ -98,12 +104,34 @@ fn box_with_trend_t(y: &[f64], s: usize, e: usize) -> (f64, f64) {
     let rd = line_residuals(&boxed);
     let rdd: f64 = rd.iter().map(|v| v * v).sum();
     if rdd <= 0.0 {
-        return (0.0, f64::INFINITY);
+        return (0.0, 1.0, ry);
     }
     let delta = ry.iter().zip(&rd).map(|(a, b)| a * b).sum::<f64>() / rdd;
     let residuals: Vec<f64> = ry.iter().zip(&rd).map(|(a, b)| a - delta * b).collect();
-    let v = long_run_variance_cut(&residuals, &[0, s, e, y.len()]);
-    (delta * rdd.sqrt() / v.sqrt(), v)
+    (delta, 1.0 / rdd.sqrt(), residuals)
+}
+
+/// The persistence factor of the residuals outside [s, e) (lag products not crossing it): the
+/// inside of a dip is short, and where its noise is larger the clipping of outliers (to the
+/// series' own spread) smooths it into a wander that made every dip's edges look like noise.
+fn outside_persistence(residuals: &[f64], s: usize, e: usize) -> f64 {
+    let mut outside = residuals[..s].to_vec();
+    outside.extend_from_slice(&residuals[e..]);
+    let phi = lag_one(&outside, &[0, s, outside.len()]);
+    (1.0 + phi) / (1.0 - phi)
+}
+
+/// The noise's variance around the pair: of the runs inside about their mean and of up to
+/// LOCAL_POINTS runs either side about a line each, over their degrees of freedom.
+fn local_variance(y: &[f64], s: usize, e: usize) -> f64 {
+    let left = line_residuals(&y[s.saturating_sub(LOCAL_POINTS)..s]);
+    let right = line_residuals(&y[e..(e + LOCAL_POINTS).min(y.len())]);
+    let inside = &y[s..e];
+    let m = mean(inside);
+    let ss = left.iter().chain(&right).map(|v| v * v).sum::<f64>()
+        + inside.iter().map(|v| (v - m).powi(2)).sum::<f64>();
+    let n = left.len() + right.len() + inside.len();
+    ss / n.saturating_sub(5).max(1) as f64
 }
 
 /// The t's of the jumps at s and at e: between a line fitted to up to LOCAL_POINTS runs
