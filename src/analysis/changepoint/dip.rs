@@ -35,7 +35,7 @@ pub struct Pair {
 /// The surest pair of changes in `y` (a segment), at least `min_size` runs apart and
 /// FLANK_LEAST from its ends, or None when it is too short to hold one. `short_sd` is the
 /// series' short-term sd.
-pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64) -> Option<Pair> {
+pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64, floor: f64) -> Option<Pair> {
     if y.len() < PAIR_LEAST {
         return None;
     }
@@ -44,11 +44,19 @@ pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64) -> Option<Pair> {
     // The spread from the runs around the pair, the persistence from the whole segment: a
     // spread estimated over the segment passed pairs in the noisier half of a series whose
     // noise tripled; a persistence estimated from 40 runs is too uncertain to lean on.
-    let v = (local_variance(y, s, e) * outside_persistence(&residuals, s, e))
+    let whole = residuals.iter().map(|v| v * v).sum::<f64>() / (y.len() - 3) as f64;
+    let fac = outside_persistence(&residuals, s, e).max(floor);
+    let v = (local_variance(&residuals, s, e).max(whole) * fac)
         .max(0.25 * short_sd * short_sd)
         .max(VAR_FLOOR);
     let p_box = normal_two_sided(delta / (se_unit * v.sqrt()));
-    let (t_s, t_e) = edge_ts(y, s, e, v);
+    // The segment less its line: the pair's runs at δ, the rest at 0, plus noise.
+    let level: Vec<f64> = residuals
+        .iter()
+        .enumerate()
+        .map(|(i, r)| if (s..e).contains(&i) { r + delta } else { *r })
+        .collect();
+    let (t_s, t_e) = edge_ts(&level, s, e, v);
     // Bonferroni over every interval that could have been chosen: the choice is by a cheaper
     // statistic, but the union over all of them bounds the chance of any passing by chance.
     let p = (p_box * scanned as f64)
@@ -121,52 +129,28 @@ fn outside_persistence(residuals: &[f64], s: usize, e: usize) -> f64 {
     (1.0 + phi) / (1.0 - phi)
 }
 
-/// The noise's variance around the pair: of the runs inside about their mean and of up to
-/// LOCAL_POINTS runs either side about a line each, over their degrees of freedom.
-fn local_variance(y: &[f64], s: usize, e: usize) -> f64 {
-    let left = line_residuals(&y[s.saturating_sub(LOCAL_POINTS)..s]);
-    let right = line_residuals(&y[e..(e + LOCAL_POINTS).min(y.len())]);
-    let inside = &y[s..e];
-    let m = mean(inside);
-    let ss = left.iter().chain(&right).map(|v| v * v).sum::<f64>()
-        + inside.iter().map(|v| (v - m).powi(2)).sum::<f64>();
-    let n = left.len() + right.len() + inside.len();
-    ss / n.saturating_sub(5).max(1) as f64
+/// The noise's variance around the pair: of the fit's residuals inside and up to LOCAL_POINTS
+/// runs either side. Of the same fit as the persistence, so that their product is a long-run
+/// variance (residuals about short local lines have lost the noise's slow part).
+fn local_variance(residuals: &[f64], s: usize, e: usize) -> f64 {
+    let near = &residuals[s.saturating_sub(LOCAL_POINTS)..(e + LOCAL_POINTS).min(residuals.len())];
+    near.iter().map(|v| v * v).sum::<f64>() / near.len().saturating_sub(1).max(1) as f64
 }
 
-/// The t's of the jumps at s and at e: between a line fitted to up to LOCAL_POINTS runs
-/// outside, taken to the edge, and the mean of up to LOCAL_POINTS runs inside [s, e), over
-/// their standard error with long-run variance `v`. A smooth curve meets itself at an edge; an
-/// interval cut out of a single step has one end where nothing moves.
-fn edge_ts(y: &[f64], s: usize, e: usize, v: f64) -> (f64, f64) {
+/// The t's of the jumps at s and at e of `level` (the segment less its line): between the mean
+/// of up to LOCAL_POINTS runs outside and of up to LOCAL_POINTS runs inside [s, e), over their
+/// standard error with long-run variance `v`. An interval cut out of a single step has one end
+/// where nothing moves.
+fn edge_ts(level: &[f64], s: usize, e: usize, v: f64) -> (f64, f64) {
     let inside = (e - s).min(LOCAL_POINTS);
-    let left = &y[s.saturating_sub(LOCAL_POINTS)..s];
-    let right = &y[e..(e + LOCAL_POINTS).min(y.len())];
-    let t = |outside: &[f64], at: f64, inner: &[f64]| {
-        let (value, var_end) = line_at(outside, at);
-        let se = (v * (var_end + 1.0 / inner.len() as f64)).sqrt();
-        (mean(inner) - value) / se
+    let left = &level[s.saturating_sub(LOCAL_POINTS)..s];
+    let right = &level[e..(e + LOCAL_POINTS).min(level.len())];
+    let t = |outer: &[f64], inner: &[f64]| {
+        let se = (v * (1.0 / outer.len() as f64 + 1.0 / inner.len() as f64)).sqrt();
+        (mean(inner) - mean(outer)) / se
     };
-    // Half a run past the left line's last point, half a run before the right line's first.
-    let t_s = t(left, left.len() as f64 - 0.5, &y[s..s + inside]);
-    let t_e = t(right, -0.5, &y[e - inside..e]);
-    (t_s, t_e)
-}
-
-/// The least-squares line of `y` (x = 0, 1, ...) at `x`, and that value's variance per unit
-/// of noise variance.
-fn line_at(y: &[f64], x: f64) -> (f64, f64) {
-    let w = y.len() as f64;
-    let xm = (w - 1.0) / 2.0;
-    let sxx: f64 = (0..y.len()).map(|i| (i as f64 - xm).powi(2)).sum();
-    let ym = mean(y);
-    if sxx <= 0.0 {
-        return (ym, 1.0 / w);
-    }
-    let sxy: f64 = y
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i as f64 - xm) * (v - ym))
-        .sum();
-    (ym + sxy / sxx * (x - xm), 1.0 / w + (x - xm).powi(2) / sxx)
+    (
+        t(left, &level[s..s + inside]),
+        t(right, &level[e - inside..e]),
+    )
 }

@@ -1,7 +1,7 @@
 //! What the detector's tests read: the series on a scale of its own, single outliers clipped,
 //! and a series of local spread, computed once for the whole series.
 
-use super::fit::{local_jump_t, LOCAL_POINTS};
+use super::fit::{lag_one, line_residuals, local_jump_t, LOCAL_POINTS};
 
 /// Points either side of a point whose median it is compared with (a window of 5: a median of
 /// 5 follows a step at once and clips a lone point).
@@ -34,6 +34,10 @@ pub struct Prepared {
     /// CLEAR_T, the largest of its neighbourhood), in order: candidates are tested between
     /// these.
     pub clear_steps: Vec<usize>,
+    /// The noise's persistence over the whole series, (1 + φ) / (1 - φ), of the residuals about
+    /// a line between clear steps: a floor for tests that choose among thousands of intervals
+    /// of a segment, where a segment's own φ, from a few dozen runs, is often far too low.
+    pub persistence: f64,
 }
 
 impl Prepared {
@@ -62,6 +66,7 @@ impl Prepared {
         let z = clip_outliers(&z, short_sd);
         let spread = local_spread(&z);
         let clear_steps = clear_steps(&z, short_sd);
+        let persistence = series_persistence(&z, &clear_steps);
         Some(Prepared {
             scaled,
             back,
@@ -70,6 +75,7 @@ impl Prepared {
             spread,
             short_sd,
             clear_steps,
+            persistence,
         })
     }
 
@@ -113,6 +119,18 @@ impl Prepared {
         };
         (l, r)
     }
+}
+
+fn series_persistence(z: &[f64], clear_steps: &[usize]) -> f64 {
+    let mut cuts = vec![0];
+    cuts.extend_from_slice(clear_steps);
+    cuts.push(z.len());
+    let mut residuals = Vec::with_capacity(z.len());
+    for w in cuts.windows(2) {
+        residuals.extend(line_residuals(&z[w[0]..w[1]]));
+    }
+    let phi = lag_one(&residuals, &cuts);
+    (1.0 + phi) / (1.0 - phi)
 }
 
 /// A local jump's |t| beyond this is a clear step (p < 0.0001 where there is none).

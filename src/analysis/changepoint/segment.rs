@@ -71,7 +71,7 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
         .map(|(k, q)| ((k + 1).clamp(min_size, m - min_size), q));
-    let pair = best_pair(&p.z[a..b], min_size, p.short_sd);
+    let pair = best_pair(&p.z[a..b], min_size, p.short_sd, p.persistence);
     let mut best: Option<Candidate> = None;
     let mut consider = |c: Candidate| {
         if best.is_none_or(|b| c.p < b.p) {
