@@ -63,10 +63,13 @@ impl Prepared {
         let scale = (1.4826 * mad).max(range * 1e-9);
         let z: Vec<f64> = scaled.iter().map(|v| (v - med) / scale).collect();
         let short_sd = short_term_sd(&z);
-        let z = clip_outliers(&z, short_sd);
-        let spread = local_spread(&z);
-        let clear_steps = clear_steps(&z, short_sd);
+        let clipped = clip_outliers(&z, short_sd);
+        let clear_steps = clear_steps(&clipped, short_sd);
+        // Of the series before clipping: clipping to the median of 5 smooths persistent noise
+        // (it clipped 14% of the runs of AR(1) noise with φ 0.9) and makes it look more so.
         let persistence = series_persistence(&z, &clear_steps);
+        let z = clipped;
+        let spread = local_spread(&z);
         Some(Prepared {
             scaled,
             back,
