@@ -63,9 +63,6 @@ pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64, floor: f64) -> Optio
         .min(1.0)
         .max(normal_two_sided(t_s))
         .max(normal_two_sided(t_e));
-    if std::env::var("CPDBG").is_ok() {
-        eprintln!("m={} s={s} e={e} scanned={scanned} pbox={p_box:.2e} ts={t_s:.2} te={t_e:.2} v={v:.3} loc={:.3} fac={:.2} ssd={short_sd:.3} p={p:.2e}", y.len(), local_variance(&residuals,s,e), outside_persistence(&residuals, s, e));
-    }
     Some(Pair { s, e, p })
 }
 

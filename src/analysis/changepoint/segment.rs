@@ -82,7 +82,7 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
         consider(Candidate {
             at,
             also: None,
-            p: q,
+            p: (q / ONE_CHANGE_SHARE).min(1.0),
             kind: ChangeKind::Level,
         });
     }
@@ -90,7 +90,7 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
         consider(Candidate {
             at,
             also: None,
-            p: q,
+            p: (q / ONE_CHANGE_SHARE).min(1.0),
             kind: ChangeKind::Spread,
         });
     }
@@ -98,19 +98,20 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
         consider(Candidate {
             at: d.s,
             also: Some(d.e),
-            p: d.p,
+            p: (d.p / PAIR_SHARE).min(1.0),
             kind: ChangeKind::Level,
         });
     }
-    // Bonferroni over the three kinds of test: each is tested at a third of the level.
-    best.map(|c| Candidate {
-        p: (KINDS * c.p).min(1.0),
-        ..c
-    })
+    best
 }
 
-/// The kinds of test a segment gets: a change of level, of spread, and a pair of changes.
-const KINDS: f64 = 3.0;
+/// A weighted Bonferroni over the three kinds of test a segment gets: a change of level and
+/// of spread are each tested at this share of the level, a pair of changes at PAIR_SHARE (the
+/// shares sum to 1). The pair's p-value is already a Bonferroni over thousands of intervals,
+/// so a real pair's is far below alpha or not near it; a third each cost single steps some of
+/// their recall (a 10% step in AR(1) noise with φ 0.6: 85 -> 84 of 100).
+const ONE_CHANGE_SHARE: f64 = 0.45;
+const PAIR_SHARE: f64 = 1.0 - 2.0 * ONE_CHANGE_SHARE;
 
 /// A change of level at the largest CUSUM, with the largest of three p-values: the CUSUM
 /// against the Kolmogorov law (the level differs at all, allowing for autocorrelated noise),
