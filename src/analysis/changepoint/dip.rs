@@ -10,17 +10,10 @@
 use super::dist::normal_two_sided;
 use super::fit::{lag_one, line_residuals, mean, LOCAL_POINTS};
 
-/// The longest interval searched for a pair of changes. Pairs further apart are each found by
-/// the one-change tests (two steps 60 runs apart each have 20 clean runs either side).
-pub const DIP_MOST: usize = 64;
-
 /// The fewest runs of a segment tested for a pair of changes: the noise's persistence is
 /// estimated from the segment with the pair taken out, and in fewer runs that estimate was
 /// far too low (pairs were found in 15 runs of AR(1) noise with φ 0.6 after a step).
 const PAIR_LEAST: usize = 2 * LOCAL_POINTS;
-/// The fewest runs either side of a pair, within its segment: the edges' lines are fitted to
-/// them, and a pair 4 runs from a segment's end passed on a line through 4 runs.
-const FLANK_LEAST: usize = LOCAL_POINTS / 2;
 /// The smallest variance, as in fit.rs: a noiseless dip is a pair with p ~ 0.
 const VAR_FLOOR: f64 = 1e-12;
 
@@ -32,14 +25,20 @@ pub struct Pair {
     pub p: f64,
 }
 
-/// The surest pair of changes in `y` (a segment), at least `min_size` runs apart and
-/// FLANK_LEAST from its ends, or None when it is too short to hold one. `short_sd` is the
-/// series' short-term sd.
-pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64, floor: f64) -> Option<Pair> {
+/// The pair of changes at s and e of `y` (a segment), chosen among `scanned` intervals, with
+/// its p-value; None when the segment is too short to test one. `short_sd` is the series'
+/// short-term sd, `floor` its persistence (fit::persistence).
+pub fn test_pair(
+    y: &[f64],
+    s: usize,
+    e: usize,
+    scanned: usize,
+    short_sd: f64,
+    floor: f64,
+) -> Option<Pair> {
     if y.len() < PAIR_LEAST {
         return None;
     }
-    let (s, e, scanned) = scan(y, min_size)?;
     let (delta, se_unit, residuals) = box_fit(y, s, e);
     // The spread from the runs around the pair, the persistence from the whole segment: a
     // spread estimated over the segment passed pairs in the noisier half of a series whose
@@ -64,41 +63,6 @@ pub fn best_pair(y: &[f64], min_size: usize, short_sd: f64, floor: f64) -> Optio
         .max(normal_two_sided(t_s))
         .max(normal_two_sided(t_e));
     Some(Pair { s, e, p })
-}
-
-/// The interval [s, e) whose mean differs most from the runs either side of it (up to
-/// LOCAL_POINTS each side, within `y`), in units of its standard error under white noise, and
-/// the number of intervals compared. Prefix sums make each interval constant time: a history
-/// of 10,000 runs has 640,000 of them.
-fn scan(y: &[f64], min_size: usize) -> Option<(usize, usize, usize)> {
-    let m = y.len();
-    let least = min_size.max(2);
-    let flank = least.max(FLANK_LEAST);
-    if m < 2 * flank + least {
-        return None;
-    }
-    let mut sum = Vec::with_capacity(m + 1);
-    sum.push(0.0);
-    for (i, v) in y.iter().enumerate() {
-        sum.push(sum[i] + v);
-    }
-    let total = |u: usize, w: usize| sum[w] - sum[u];
-    let mut best: Option<(usize, usize, f64)> = None;
-    let mut scanned = 0usize;
-    for s in flank..=(m - flank - least) {
-        let l = s.saturating_sub(LOCAL_POINTS);
-        for e in (s + least)..=(s + DIP_MOST).min(m - flank) {
-            let r = (e + LOCAL_POINTS).min(m);
-            let (inside, outside) = ((e - s) as f64, (s - l + r - e) as f64);
-            let d = total(s, e) / inside - (total(l, s) + total(e, r)) / outside;
-            let score = d * d / (1.0 / inside + 1.0 / outside);
-            scanned += 1;
-            if best.is_none_or(|b| score > b.2) {
-                best = Some((s, e, score));
-            }
-        }
-    }
-    best.map(|(s, e, _)| (s, e, scanned))
 }
 
 /// The least-squares δ of y = a + b·i + δ·[s <= i < e] + noise, its standard error per unit

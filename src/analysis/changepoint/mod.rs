@@ -15,6 +15,7 @@ mod dist;
 mod fit;
 mod kind;
 mod prepare;
+mod scan;
 mod segment;
 mod size;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! "Method"). A change of level must pass three tests at once, each guarding against a kind
 //! of series that fools the others; a change of spread has a test of its own.
 
-use super::dip::best_pair;
+use super::dip::test_pair;
 use super::dist::{kolmogorov_sf, normal_two_sided};
 use std::collections::HashMap;
 
@@ -11,6 +11,7 @@ use super::fit::{
 };
 use super::kind::ChangeKind;
 use super::prepare::Prepared;
+use super::scan::PairScan;
 
 /// Fewest points in a segment worth testing: the noise's autocorrelation needs a few.
 const LEAST_POINTS: usize = 8;
@@ -35,6 +36,7 @@ pub struct Tester<'a> {
     p: &'a Prepared,
     min_size: usize,
     known: HashMap<(usize, usize, usize), f64>,
+    scan: PairScan,
 }
 
 impl<'a> Tester<'a> {
@@ -43,6 +45,7 @@ impl<'a> Tester<'a> {
             p,
             min_size,
             known: HashMap::new(),
+            scan: PairScan::new(&p.z, min_size),
         }
     }
 
@@ -71,7 +74,9 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
         .map(|(k, q)| ((k + 1).clamp(min_size, m - min_size), q));
-    let pair = best_pair(&p.z[a..b], min_size, p.short_sd, p.persistence);
+    let pair = t.scan.best(a, b).and_then(|(s, e, scanned)| {
+        test_pair(&p.z[a..b], s, e, scanned, p.short_sd, p.persistence)
+    });
     let mut best: Option<Candidate> = None;
     let mut consider = |c: Candidate| {
         if best.is_none_or(|b| c.p < b.p) {
