@@ -115,7 +115,7 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
 /// shares sum to 1). The pair's p-value is already a Bonferroni over thousands of intervals,
 /// so a real pair's is far below alpha or not near it; a third each cost single steps some of
 /// their recall (a 10% step in AR(1) noise with φ 0.6: 85 -> 84 of 100).
-const ONE_CHANGE_SHARE: f64 = 0.45;
+const ONE_CHANGE_SHARE: f64 = 0.475;
 const PAIR_SHARE: f64 = 1.0 - 2.0 * ONE_CHANGE_SHARE;
 
 /// A change of level at the largest CUSUM, with the largest of three p-values: the CUSUM
