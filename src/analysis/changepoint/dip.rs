@@ -9,6 +9,7 @@
 
 use super::dist::normal_two_sided;
 use super::fit::{lag_one, line_residuals, mean, LOCAL_POINTS};
+use super::prepare::median;
 
 /// The fewest runs of a segment tested for a pair of changes: the noise's persistence is
 /// estimated from the segment with the pair taken out, and in fewer runs that estimate was
@@ -43,7 +44,10 @@ pub fn test_pair(
     // The spread from the runs around the pair, the persistence from the whole segment: a
     // spread estimated over the segment passed pairs in the noisier half of a series whose
     // noise tripled; a persistence estimated from 40 runs is too uncertain to lean on.
-    let whole = residuals.iter().map(|v| v * v).sum::<f64>() / (y.len() - 3) as f64;
+    // Of the segment, robustly (another change in it is in these residuals, and inflated a
+    // plain variance and persistence until two dips hid each other); of the runs around the
+    // pair where they are noisier (a dip with more noise inside).
+    let whole = (1.4826 * median(&residuals.iter().map(|r| r.abs()).collect::<Vec<_>>())).powi(2);
     let fac = outside_persistence(&residuals, s, e).max(floor);
     let v = (local_variance(&residuals, s, e).max(whole) * fac)
         .max(0.25 * short_sd * short_sd)

@@ -34,8 +34,8 @@ pub struct Prepared {
     /// CLEAR_T, the largest of its neighbourhood), in order: candidates are tested between
     /// these.
     pub clear_steps: Vec<usize>,
-    /// The noise's persistence over the whole series, (1 + φ) / (1 - φ), of the residuals about
-    /// a line between clear steps: a floor for tests that choose among thousands of intervals
+    /// The noise's persistence over the whole series, (1 + φ) / (1 - φ) ([`block_persistence`],
+    /// 1 for a series under 80 runs): a floor for tests that choose among thousands of intervals
     /// of a segment, where a segment's own φ, from a few dozen runs, is often far too low.
     pub persistence: f64,
 }
@@ -67,7 +67,7 @@ impl Prepared {
         let clear_steps = clear_steps(&clipped, short_sd);
         // Of the series before clipping: clipping to the median of 5 smooths persistent noise
         // (it clipped 14% of the runs of AR(1) noise with φ 0.9) and makes it look more so.
-        let persistence = series_persistence(&z);
+        let persistence = block_persistence(&[&z]).unwrap_or(1.0);
         let z = clipped;
         let spread = local_spread(&z);
         Some(Prepared {
@@ -124,24 +124,24 @@ impl Prepared {
     }
 }
 
-/// (1 + φ) / (1 - φ), φ the median of the lag-one autocorrelations of blocks of BLOCK runs,
-/// each about its own line (and bias-corrected for its length): a median, since the few blocks
-/// a change falls in have φ near 1, and one lag product across a change that a clear step
-/// misplaced by a run or two took the whole series' φ to 0.98. A series shorter than two
-/// blocks has no floor (1).
-fn series_persistence(z: &[f64]) -> f64 {
-    let phis: Vec<f64> = z
-        .chunks_exact(BLOCK)
+/// (1 + φ) / (1 - φ), φ the median of the lag-one autocorrelations of the blocks of BLOCK runs
+/// of `pieces`, each block about its own line (and bias-corrected for its length): a median,
+/// since the few blocks a change falls in have φ near 1, and one lag product across a change
+/// that a clear step misplaced by a run or two took a whole series' φ to 0.98. None with fewer
+/// than two blocks.
+pub fn block_persistence(pieces: &[&[f64]]) -> Option<f64> {
+    let phis: Vec<f64> = pieces
+        .iter()
+        .flat_map(|p| p.chunks_exact(BLOCK))
         .map(|b| lag_one(&line_residuals(b), &[0, BLOCK]))
         .collect();
-    if phis.len() < 2 {
-        return 1.0;
-    }
-    let phi = median(&phis);
-    (1.0 + phi) / (1.0 - phi)
+    (phis.len() >= 2).then(|| {
+        let phi = median(&phis);
+        (1.0 + phi) / (1.0 - phi)
+    })
 }
 
-/// Runs per block of [`series_persistence`].
+/// Runs per block of [`block_persistence`].
 const BLOCK: usize = 2 * LOCAL_POINTS;
 
 /// A local jump's |t| beyond this is a clear step (p < 0.0001 where there is none).
