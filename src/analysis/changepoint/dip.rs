@@ -1,11 +1,10 @@
 //! Two changes close together, tested as one candidate: the level moves at `s` and again at `e`
 //! (a dip, a bump, or two steps of a staircase). Binary segmentation looks for one change per
 //! segment; where two lie within a few dozen runs each sits in the other's fitted lines and
-//! residuals, and neither passes (docs/history.md, "Method"). The pair is searched for on
-//! every interval [s, e) of the segment up to DIP_MOST runs long (all intervals of that size,
-//! so a short dip is always isolated by one of them, as in the narrowest-over-threshold and
-//! seeded-interval searches), then tested with the noise's persistence estimated within the
-//! three pieces the pair makes, and each end must be a step on its own.
+//! residuals, and neither passes (docs/history.md, "Method"). scan.rs picks the interval
+//! [s, e) whose mean stands out most from the runs either side; here it is tested as an
+//! epidemic change (a box) with a straight trend allowed, its noise's spread and persistence
+//! taken with the box fitted (not across it), and each end must be a step on its own.
 
 use super::dist::normal_two_sided;
 use super::fit::{lag_one, line_residuals, mean, LOCAL_POINTS};
@@ -28,7 +27,7 @@ pub struct Pair {
 
 /// The pair of changes at s and e of `y` (a segment), chosen among `scanned` intervals, with
 /// its p-value; None when the segment is too short to test one. `short_sd` is the series'
-/// short-term sd, `floor` its persistence (fit::persistence).
+/// short-term sd, `floor` its persistence factor (prepare::block_persistence).
 pub fn test_pair(
     y: &[f64],
     s: usize,
@@ -41,12 +40,12 @@ pub fn test_pair(
         return None;
     }
     let (delta, se_unit, residuals) = box_fit(y, s, e);
-    // The spread from the runs around the pair, the persistence from the whole segment: a
-    // spread estimated over the segment passed pairs in the noisier half of a series whose
-    // noise tripled; a persistence estimated from 40 runs is too uncertain to lean on.
-    // Of the segment, robustly (another change in it is in these residuals, and inflated a
-    // plain variance and persistence until two dips hid each other); of the runs around the
-    // pair where they are noisier (a dip with more noise inside).
+    // The noise's variance: of the segment, robustly (another change in it is in these
+    // residuals, and a plain variance let two dips hide each other), or of the runs around
+    // the pair where they are noisier (a spread estimated over the segment only passed pairs
+    // in the noisier half of a series whose noise tripled). Its persistence: of the segment
+    // outside the pair, at least the series' (a segment's own, from a few dozen runs, was
+    // often far too low and passed false pairs after steps).
     let whole = (1.4826 * median(&residuals.iter().map(|r| r.abs()).collect::<Vec<_>>())).powi(2);
     let fac = outside_persistence(&residuals, s, e).max(floor);
     let v = (local_variance(&residuals, s, e).max(whole) * fac)
@@ -99,7 +98,8 @@ fn outside_persistence(residuals: &[f64], s: usize, e: usize) -> f64 {
 
 /// The noise's variance around the pair: of the fit's residuals inside and up to LOCAL_POINTS
 /// runs either side. Of the same fit as the persistence, so that their product is a long-run
-/// variance (residuals about short local lines have lost the noise's slow part).
+/// variance (residuals about short local lines fitted to each piece had lost the noise's slow
+/// part, and passed false pairs).
 fn local_variance(residuals: &[f64], s: usize, e: usize) -> f64 {
     let near = &residuals[s.saturating_sub(LOCAL_POINTS)..(e + LOCAL_POINTS).min(residuals.len())];
     near.iter().map(|v| v * v).sum::<f64>() / near.len().saturating_sub(1).max(1) as f64
@@ -121,4 +121,61 @@ fn edge_ts(level: &[f64], s: usize, e: usize, v: f64) -> (f64, f64) {
         t(left, &level[s..s + inside]),
         t(right, &level[e - inside..e]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{detect, Options};
+
+    /// Deterministic noise of sd about 1: a sum of 12 uniforms (xorshift), less 6.
+    fn noise(seed: u64, n: usize) -> Vec<f64> {
+        let mut x = seed | 1;
+        let mut uniform = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| (0..12).map(|_| uniform()).sum::<f64>() - 6.0)
+            .collect()
+    }
+
+    #[test]
+    fn both_edges_of_a_short_dip_are_found() {
+        // A 10% dip of 12 runs in 2% noise: 5 sds, but each edge has the other within its
+        // lines and the one-change tests found both in about a fifth of such series.
+        for seed in 1..=10 {
+            let mut x: Vec<f64> = noise(seed, 240).iter().map(|e| 100.0 + 2.0 * e).collect();
+            for v in &mut x[120..132] {
+                *v -= 10.0;
+            }
+            let at: Vec<usize> = detect(&x, &Options::default())
+                .iter()
+                .map(|c| c.index)
+                .collect();
+            for edge in [120, 132] {
+                assert!(
+                    at.iter().any(|i| i.abs_diff(edge) <= 2),
+                    "seed {seed}: {at:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_cycle_is_not_a_dip() {
+        // Each trough of a sine is dip-shaped; its persistence is the sine's, and large.
+        for (seed, period) in [(1, 9.0), (2, 14.0), (3, 23.0)] {
+            let x: Vec<f64> = noise(seed, 300)
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    100.0 + 6.0 * (std::f64::consts::TAU * i as f64 / period).sin() + 1.5 * e
+                })
+                .collect();
+            let cps = detect(&x, &Options::default());
+            assert!(cps.is_empty(), "period {period}: {cps:?}");
+        }
+    }
 }
