@@ -10,6 +10,8 @@ pub const DIP_MOST: usize = 64;
 /// The fewest runs either side of a pair, within its segment: the edges' means are taken over
 /// them, and a pair 4 runs from a segment's end passed on 4 runs.
 pub const FLANK_LEAST: usize = LOCAL_POINTS / 2;
+/// One more than the most runs either side of an interval together.
+const OUTSIDE_MOST: usize = 2 * LOCAL_POINTS + 1;
 
 /// The scores of the intervals of one series. Binary segmentation searches each segment
 /// again after every split, and a history of 10,000 runs has 640,000 intervals: each start's
@@ -18,8 +20,8 @@ pub const FLANK_LEAST: usize = LOCAL_POINTS / 2;
 pub struct PairScan {
     /// Prefix sums of the series.
     sum: Vec<f64>,
-    /// 1 / (i·o·(i + o)) for i runs inside and o outside.
-    weight: Vec<Vec<f64>>,
+    /// 1 / (i·o·(i + o)) for i runs inside and o outside, at i·OUTSIDE_MOST + o.
+    weight: Vec<f64>,
     least: usize,
     flank: usize,
     /// For each start s, its best end and score over the whole series (None where no interval
@@ -40,11 +42,7 @@ impl PairScan {
         // variance under white noise; the last factor from a table, so the loop divides
         // nothing.
         let weight = (0..=DIP_MOST)
-            .map(|i| {
-                (0..=2 * LOCAL_POINTS)
-                    .map(|o| 1.0 / ((i * o * (i + o)).max(1) as f64))
-                    .collect()
-            })
+            .flat_map(|i| (0..OUTSIDE_MOST).map(move |o| 1.0 / ((i * o * (i + o)).max(1) as f64)))
             .collect();
         let least = min_size.max(2);
         let mut scan = PairScan {
@@ -66,17 +64,18 @@ impl PairScan {
         let sum = &self.sum;
         let l = a.max(s.saturating_sub(LOCAL_POINTS));
         let (sum_left, count_left) = (sum[s] - sum[l], s - l);
-        let mut best: Option<(usize, f64)> = None;
+        // Scores are never negative: the first interval always replaces -1.
+        let (mut best, mut best_score) = (s, -1.0);
         for e in (s + self.least)..=(s + DIP_MOST).min(b - self.flank) {
             let r = (e + LOCAL_POINTS).min(b);
             let (i, o) = (e - s, count_left + r - e);
             let d = (sum[e] - sum[s]) * o as f64 - (sum_left + sum[r] - sum[e]) * i as f64;
-            let score = d * d * self.weight[i][o];
-            if best.is_none_or(|x| score > x.1) {
-                best = Some((e, score));
+            let score = d * d * self.weight[i * OUTSIDE_MOST + o];
+            if score > best_score {
+                (best, best_score) = (e, score);
             }
         }
-        best
+        (best_score >= 0.0).then_some((best, best_score))
     }
 
     /// The best interval [s, e) of the segment [a, b), both from a, and the number of
