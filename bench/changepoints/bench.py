@@ -46,8 +46,11 @@ outside the dips, so they are value units:
                               dip30_12_ar08, dip30_50_ar08
   dip50_40_ar08_x4            one dip of 50% for 40 points, AR(1) phi 0.8 of sd 1.5%, 6 inside
   dip10_25_ar03_x3            one dip of 10% for 25 points, AR(1) phi 0.3 of sd 2%, 6 inside
-  dips2_30_ar06, dips3_30_ar06  two / three dips of 30%, each 12-50 points long, AR(1) phi 0.6
-                              of sd 2%; lengths 200-480 / 300-480
+  dip10_12_ar0_x3             one dip of 10% for 12 points, white noise of sd 2%, 6 inside
+  dip30_25_ar06_x3            one dip of 30% for 25 points, AR(1) phi 0.6 of sd 2%, 6 inside
+  dips2_30_arP, dips3_30_arP  two / three dips of 30%, each 12-50 points long, AR(1) phi 0.P
+                              of sd 2% (two: phi 0.3 and 0.6; three: 0.6 and 0.8); lengths
+                              200-480 / 300-480
   dips2_80_ar08               the series of issue 38, halved: 480 points at 100 with two dips to
                               20 (-80%) of 23 and 90 points in either order, AR(1) phi 0.8 noise
                               of sd 2.5 throughout (2.5% of the level of 100 outside, 12.5% of
@@ -93,8 +96,11 @@ DIP_SINGLE = [
     "dip10_6_ar0", "dip10_12_ar0", "dip10_12_ar03", "dip10_12_ar06", "dip10_25_ar06", "dip10_50_ar06",
     "dip10_12_ar08", "dip30_6_ar06", "dip30_12_ar08", "dip30_50_ar08",
 ]
-DIP_SPREAD = ["dip50_40_ar08_x4", "dip10_25_ar03_x3"]
-DIP_MULTI = ["dips2_30_ar06", "dips3_30_ar06", "dips2_80_ar08", "dips2_80_ar08_x5", "dips3_80_ar08"]
+DIP_SPREAD = ["dip50_40_ar08_x4", "dip10_25_ar03_x3", "dip10_12_ar0_x3", "dip30_25_ar06_x3"]
+DIP_MULTI = [
+    "dips2_30_ar03", "dips2_30_ar06", "dips3_30_ar06", "dips3_30_ar08",
+    "dips2_80_ar08", "dips2_80_ar08_x5", "dips3_80_ar08",
+]
 DIP_KINDS = DIP_SINGLE + DIP_SPREAD + DIP_MULTI
 DIP_GOALS = [("dip10_12_ar06", 0.90), ("dip50_40_ar08_x4", 0.95)]  # issue 38: all edges found
 
@@ -344,8 +350,12 @@ DIP_GENERATORS = {
     "dip30_50_ar08": gen_dips(30, [50], 0.8),
     "dip50_40_ar08_x4": gen_dips(50, [40], 0.8, sd=1.5, inside=4.0),
     "dip10_25_ar03_x3": gen_dips(10, [25], 0.3, inside=3.0),
+    "dip10_12_ar0_x3": gen_dips(10, [12], 0.0, inside=3.0),
+    "dip30_25_ar06_x3": gen_dips(30, [25], 0.6, inside=3.0),
+    "dips2_30_ar03": gen_dips(30, [(12, 50)] * 2, 0.3),
     "dips2_30_ar06": gen_dips(30, [(12, 50)] * 2, 0.6),
     "dips3_30_ar06": gen_dips(30, [(12, 50)] * 3, 0.6, n_range=(300, 480)),
+    "dips3_30_ar08": gen_dips(30, [(12, 50)] * 3, 0.8, n_range=(300, 480)),
     "dips2_80_ar08": gen_dips(80, [23, 90], 0.8, sd=2.5, n_range=(480, 480)),
     "dips2_80_ar08_x5": gen_dips(80, [23, 90], 0.8, sd=2.5, inside=5.0, n_range=(480, 480)),
     "dips3_80_ar08": gen_dips(80, [23, 40, 90], 0.8, sd=2.5, n_range=(480, 480)),

@@ -26,15 +26,15 @@ pub fn long_run_variance(e: &[f64], split: usize) -> f64 {
 /// [`long_run_variance`] with lag products crossing none of `cuts`.
 pub fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
     let n = e.len();
-    let (mut num, mut den) = (0.0, 0.0);
-    for i in 1..n {
-        if !cuts.contains(&i) {
-            num += e[i] * e[i - 1];
-            den += e[i - 1] * e[i - 1];
-        }
-    }
-    let raw = if den > 0.0 { num / den } else { 0.0 };
-    let mut phi = (raw + (1.0 + 3.0 * raw) / n as f64).clamp(0.0, PHI_MAX);
+    let var = e.iter().map(|v| v * v).sum::<f64>() / n.saturating_sub(2).max(1) as f64;
+    (var * persistence(e, cuts)).max(VAR_FLOOR)
+}
+
+/// How much the noise's persistence multiplies its variance in the long run, (1 + φ) / (1 - φ),
+/// φ the lag-one autocorrelation of the residuals `e` (lag products crossing none of `cuts`),
+/// bias-corrected and floored as [`long_run_variance`] says.
+pub fn persistence(e: &[f64], cuts: &[usize]) -> f64 {
+    let mut phi = lag_one(e, cuts);
     // A random walk's residuals about a level look less persistent than they are (φ about
     // 0.85 in a hundred points, the variance ×12 where it should be unbounded), and some of
     // its large moves then pass for steps. Its differences are uncorrelated, where level noise
@@ -44,8 +44,22 @@ pub fn long_run_variance_cut(e: &[f64], cuts: &[usize]) -> f64 {
     if let Some(floor) = phi_from_differences(e, cuts) {
         phi = phi.max(floor.clamp(0.0, PHI_MAX));
     }
-    let var = e.iter().map(|v| v * v).sum::<f64>() / n.saturating_sub(2).max(1) as f64;
-    (var * (1.0 + phi) / (1.0 - phi)).max(VAR_FLOOR)
+    (1.0 + phi) / (1.0 - phi)
+}
+
+/// The lag-one autocorrelation φ of `e` (lag products crossing none of `cuts`) with its
+/// small-sample bias (1 + 3φ) / n added back, in [0, PHI_MAX].
+pub fn lag_one(e: &[f64], cuts: &[usize]) -> f64 {
+    let n = e.len();
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 1..n {
+        if !cuts.contains(&i) {
+            num += e[i] * e[i - 1];
+            den += e[i - 1] * e[i - 1];
+        }
+    }
+    let raw = if den > 0.0 { num / den } else { 0.0 };
+    (raw + (1.0 + 3.0 * raw) / n as f64).clamp(0.0, PHI_MAX)
 }
 
 /// 1 + 2ρ - 2/√n, ρ the lag-one autocorrelation of the differences of `e` (clipped at about 3

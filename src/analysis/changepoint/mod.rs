@@ -7,13 +7,17 @@
 //! which this replaced) calls most of that a change. Here each split is judged against the
 //! noise's long-run variance (an AR(1) plug-in), must also be a step when a straight trend is
 //! allowed and a jump between the lines fitted either side, and single outliers are clipped
-//! before anything is tested. p-values come from the tests' limiting laws, with no random
+//! before anything is tested. Two changes a few dozen runs apart (a dip) hide each other from
+//! those tests, so every short interval is also scored as a pair of changes, and the likeliest
+//! tested as one (dip.rs, scan.rs). p-values come from the tests' limiting laws, with no random
 //! draws: the same series always gives the same changes, and fast.
 
+mod dip;
 mod dist;
 mod fit;
 mod kind;
 mod prepare;
+mod scan;
 mod segment;
 mod size;
 #[cfg(test)]
@@ -90,7 +94,13 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
         }
         found.push((a + c.at, c.p, c.kind));
         todo.push((a, a + c.at));
-        todo.push((a + c.at, b));
+        let mut from = a + c.at;
+        if let Some(also) = c.also {
+            found.push((a + also, c.p, c.kind));
+            todo.push((from, a + also));
+            from = a + also;
+        }
+        todo.push((from, b));
     }
     found.sort_by_key(|f| f.0);
     let mut bounds: Vec<usize> = vec![0];

@@ -2,6 +2,7 @@
 //! "Method"). A change of level must pass three tests at once, each guarding against a kind
 //! of series that fools the others; a change of spread has a test of its own.
 
+use super::dip::test_pair;
 use super::dist::{kolmogorov_sf, normal_two_sided};
 use std::collections::HashMap;
 
@@ -10,6 +11,7 @@ use super::fit::{
 };
 use super::kind::ChangeKind;
 use super::prepare::Prepared;
+use super::scan::PairScan;
 
 /// Fewest points in a segment worth testing: the noise's autocorrelation needs a few.
 const LEAST_POINTS: usize = 8;
@@ -17,10 +19,12 @@ const LEAST_POINTS: usize = 8;
 /// far from it (else it is the candidate itself).
 const CLEAR_MARGIN: usize = 5;
 
-/// The best split of a segment: `at` points from its start, the p-value, and the kind.
+/// The best split of a segment: `at` points from its start, the p-value, and the kind; `also`,
+/// a second change found with it (the end of a dip), further from the start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
     pub at: usize,
+    pub also: Option<usize>,
     pub p: f64,
     pub kind: ChangeKind,
 }
@@ -32,6 +36,7 @@ pub struct Tester<'a> {
     p: &'a Prepared,
     min_size: usize,
     known: HashMap<(usize, usize, usize), f64>,
+    scan: PairScan,
 }
 
 impl<'a> Tester<'a> {
@@ -40,6 +45,7 @@ impl<'a> Tester<'a> {
             p,
             min_size,
             known: HashMap::new(),
+            scan: PairScan::new(&p.z, min_size),
         }
     }
 
@@ -68,20 +74,49 @@ fn test(t: &mut Tester, a: usize, b: usize) -> Option<Candidate> {
     // so a split of them at k puts the change at point k + 1.
     let spread = cusum_test(&p.spread[a..b - 1], min_size)
         .map(|(k, q)| ((k + 1).clamp(min_size, m - min_size), q));
-    // Bonferroni over the two kinds: each is tested at half the level.
-    let best = match (level, spread) {
-        (Some(l), Some(s)) if s.1 < l.1 => (s, ChangeKind::Spread),
-        (Some(l), _) => (l, ChangeKind::Level),
-        (None, Some(s)) => (s, ChangeKind::Spread),
-        (None, None) => return None,
+    let pair = t.scan.best(a, b).and_then(|(s, e, scanned)| {
+        test_pair(&p.z[a..b], s, e, scanned, p.short_sd, p.persistence)
+    });
+    let mut best: Option<Candidate> = None;
+    let mut consider = |c: Candidate| {
+        if best.is_none_or(|b| c.p < b.p) {
+            best = Some(c);
+        }
     };
-    let ((at, q), kind) = best;
-    Some(Candidate {
-        at,
-        p: (2.0 * q).min(1.0),
-        kind,
-    })
+    if let Some((at, q)) = level {
+        consider(Candidate {
+            at,
+            also: None,
+            p: (q / ONE_CHANGE_SHARE).min(1.0),
+            kind: ChangeKind::Level,
+        });
+    }
+    if let Some((at, q)) = spread {
+        consider(Candidate {
+            at,
+            also: None,
+            p: (q / ONE_CHANGE_SHARE).min(1.0),
+            kind: ChangeKind::Spread,
+        });
+    }
+    if let Some(d) = pair {
+        consider(Candidate {
+            at: d.s,
+            also: Some(d.e),
+            p: (d.p / PAIR_SHARE).min(1.0),
+            kind: ChangeKind::Level,
+        });
+    }
+    best
 }
+
+/// A weighted Bonferroni over the three kinds of test a segment gets: a change of level and
+/// of spread are each tested at this share of the level, a pair of changes at PAIR_SHARE (the
+/// shares sum to 1). The pair's p-value is already a Bonferroni over thousands of intervals,
+/// so a real pair's is far below alpha or not near it; a third each cost single steps some of
+/// their recall (a 10% step in AR(1) noise with φ 0.6: 85 -> 84 of 100).
+const ONE_CHANGE_SHARE: f64 = 0.475;
+const PAIR_SHARE: f64 = 1.0 - 2.0 * ONE_CHANGE_SHARE;
 
 /// A change of level at the largest CUSUM, with the largest of three p-values: the CUSUM
 /// against the Kolmogorov law (the level differs at all, allowing for autocorrelated noise),
