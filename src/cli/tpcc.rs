@@ -89,13 +89,27 @@ impl TpccArgs {
         if load_connections == 0 || load_connections > 1024 {
             return bad_input("--load-connections must be between 1 and 1024");
         }
+        // A year: longer than any run, short enough that no deadline computed from it overflows.
+        const MOST_SECONDS: u64 = 366 * 24 * 3600;
+        let run_seconds = self.run_seconds.unwrap_or(p.run_seconds);
+        if !(1..=MOST_SECONDS).contains(&run_seconds) {
+            return bad_input(format!(
+                "--run-seconds must be between 1 and {MOST_SECONDS} (a year)"
+            ));
+        }
+        let warmup_seconds = self.rampup_seconds.unwrap_or(p.warmup_seconds);
+        if warmup_seconds > MOST_SECONDS {
+            return bad_input(format!(
+                "--rampup-seconds must be at most {MOST_SECONDS} (a year)"
+            ));
+        }
         Ok(TpccParams {
             preset: p.name.to_string(),
             warehouses,
             connections,
             load_connections,
-            run_seconds: self.run_seconds.unwrap_or(p.run_seconds).max(1),
-            warmup_seconds: self.rampup_seconds.unwrap_or(p.warmup_seconds),
+            run_seconds,
+            warmup_seconds,
             mix: self.mix.unwrap_or(Mix::Standard),
             isolation: self.isolation.unwrap_or(Isolation::RepeatableRead),
             foreign_keys: self.foreign_keys != Some(OnOff::Off),

@@ -417,6 +417,23 @@ impl TpccSteps {
         } else {
             Vec::new()
         };
+        if status == Status::Ok {
+            let broken: Vec<String> = consistency
+                .iter()
+                .filter(|c| !c.held)
+                .map(|c| c.condition.to_string())
+                .collect();
+            if !broken.is_empty() {
+                // Figures from a database that broke the specification's conditions are no
+                // result to compare: the step fails, its figures kept.
+                status = Status::Failed;
+                error = Some(format!(
+                    "the database broke TPC-C consistency condition(s) {} after the step \
+                     (docs/tpcc.md, \"Consistency conditions\")",
+                    broken.join(", ")
+                ));
+            }
+        }
         let retried = TRANSACTIONS
             .iter()
             .chain([ROLLED_BACK].iter())
@@ -445,6 +462,7 @@ impl TpccSteps {
         };
         let mut f = self.step_file(i, started_at, status, error);
         f.warnings = measured.warnings.clone();
+        f.warnings.extend(run_warnings(p, &tpcc));
         f.duration_s = round3(measured_s);
         f.headline.value = tpcc.nopm;
         for &k in TRANSACTIONS.iter().chain([ROLLED_BACK].iter()) {
@@ -460,6 +478,40 @@ impl TpccSteps {
         f.dbms = Some(counters);
         f
     }
+}
+
+/// What changes how a run step's figures read: a measured time well past the plan (the step
+/// waited for transactions under way, a lock held them), and a mix that drifted from the one
+/// asked for (retried transactions are replaced by a new draw, so the types that conflict most
+/// lose share, as in sysbench-tpcc, and NOPM rises).
+fn run_warnings(p: &TpccParams, t: &TpccStep) -> Vec<String> {
+    let mut out = Vec::new();
+    let planned = p.run_seconds as f64;
+    if t.measured_s > planned + (0.1 * planned).max(1.0) {
+        out.push(format!(
+            "the measured time ({:.1} s) ran well past the planned {planned} s: transactions \
+             under way at the end were waited for, and NOPM and TPM are over the longer time",
+            t.measured_s
+        ));
+    }
+    let total: u64 = t.transactions.values().map(|x| x.count).sum();
+    if total >= 100 {
+        let weights = p.mix.weights();
+        for (k, w) in crate::results::tpcc::TRANSACTIONS.iter().zip(weights) {
+            let asked = w as f64 / p.mix.total() as f64;
+            let got = t.transactions.get(*k).map_or(0.0, |x| x.share);
+            if (got - asked).abs() > 0.2 * asked && (got - asked).abs() > 0.02 {
+                out.push(format!(
+                    "{k} was {:.1}% of the transactions where the {} mix asks for {:.1}% \
+                     (retried transactions are replaced by a new draw)",
+                    got * 100.0,
+                    p.mix.name(),
+                    asked * 100.0
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Progress: rows of the load, or seconds of a run step with its transactions per second.

@@ -163,10 +163,15 @@ pub fn foreign_keys(d: SqlDialect) -> Vec<String> {
 /// and MariaDB, its FOREIGN_KEY_CHECKS=0 (so the keys are not checked there, as with it).
 pub fn session(d: SqlDialect, isolation: super::Isolation) -> Vec<String> {
     match d {
-        SqlDialect::Postgres => vec![format!(
-            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}",
-            isolation.sql()
-        )],
+        // Literals are written for standard strings, whatever the server's config says (with
+        // them off, a backslash in a value read back would end its literal early).
+        SqlDialect::Postgres => vec![
+            format!(
+                "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}",
+                isolation.sql()
+            ),
+            "SET standard_conforming_strings = on".to_string(),
+        ],
         SqlDialect::MySql(_) => vec![
             format!(
                 "SET SESSION TRANSACTION ISOLATION LEVEL {}",
@@ -216,6 +221,24 @@ pub fn forms(d: SqlDialect) -> Forms {
     }
 }
 
+/// Text the server returned, as a literal to write back: only printable ASCII other than quotes
+/// and backslashes is kept (the rest becomes `?`), so no server setting that changes how
+/// literals are read (standard_conforming_strings, NO_BACKSLASH_ESCAPES) can make a value end
+/// its literal. The load writes letters and digits only, so a consistent database loses nothing.
+pub fn push_read_back(out: &mut String, s: &str, f: &Forms) {
+    let clean: String = s
+        .chars()
+        .map(|c| {
+            if (c.is_ascii_graphic() || c == ' ') && c != '\'' && c != '\\' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    push_literal(out, &clean, f);
+}
+
 /// `s` as a string literal appended to `out`: quotes doubled, backslashes too where they escape.
 pub fn push_literal(out: &mut String, s: &str, f: &Forms) {
     out.push('\'');
@@ -262,5 +285,13 @@ mod tests {
         s.clear();
         push_literal(&mut s, "a'b\\c", &forms(SqlDialect::Postgres));
         assert_eq!(s, "'a''b\\c'");
+        // What a server returned cannot end its literal, whatever the server's string mode.
+        s.clear();
+        push_read_back(
+            &mut s,
+            "x\\'; DROP TABLE t; --é\n",
+            &forms(SqlDialect::Postgres),
+        );
+        assert_eq!(s, "'x??; DROP TABLE t; --??'");
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::data::{last_name, uniform, NuConstants};
-use super::schema::{forms, push_literal, session, Forms};
+use super::schema::{forms, push_literal, push_read_back, session, Forms};
 use super::{Isolation, Mix, CUSTOMERS, DISTRICTS, ITEMS, NEW_ORDER, ROLLED_BACK, WARMUP};
 use super::{DELIVERY, ORDER_STATUS, PAYMENT};
 use crate::dbms::rows::hundredths_text;
@@ -82,9 +82,9 @@ fn line_amount(qty: i64, price: i64, taxes: i64, discount: i64) -> i64 {
 }
 
 /// A value the server returned that the transaction cannot use: the step fails with it.
-fn bad_value(e: crate::dbms::rows::ValueError) -> DbError {
+fn bad_value(e: crate::dbms::rows::ValueError, sql: &str) -> DbError {
     DbError {
-        message: e.to_string(),
+        message: format!("{e}, to: {}", crate::untrusted::shown(sql)),
         transient: false,
         code: None,
         fault: None,
@@ -127,15 +127,19 @@ impl Client {
     }
 
     fn int(&self, row: usize, col: usize) -> Result<i64, DbError> {
-        self.rows.int(row, col).map_err(bad_value)
+        self.rows.int(row, col).map_err(|e| bad_value(e, &self.sql))
     }
 
     fn cents(&self, row: usize, col: usize) -> Result<i64, DbError> {
-        self.rows.hundredths(row, col).map_err(bad_value)
+        self.rows
+            .hundredths(row, col)
+            .map_err(|e| bad_value(e, &self.sql))
     }
 
     fn text_of(&self, row: usize, col: usize) -> Result<String, DbError> {
-        self.rows.text(row, col).map_err(bad_value)
+        self.rows
+            .text(row, col)
+            .map_err(|e| bad_value(e, &self.sql))
     }
 
     fn set(&mut self, sql: std::fmt::Arguments) {
@@ -285,7 +289,7 @@ impl Client {
                 n + 1,
                 hundredths_text(amount)
             );
-            push_literal(&mut self.sql, &dist, &self.f);
+            push_read_back(&mut self.sql, &dist, &self.f);
             self.sql.push(')');
             self.exec()?;
         }
@@ -366,7 +370,7 @@ impl Client {
                 self.sql,
                 "UPDATE customer SET c_balance={balance}, c_ytd_payment={ytd}, c_data="
             );
-            push_literal(&mut self.sql, &data, &self.f);
+            push_read_back(&mut self.sql, &data, &self.f);
             let _ = write!(self.sql, " {key}");
             self.exec()?;
         } else {
@@ -383,7 +387,7 @@ impl Client {
              h_data) VALUES ({cd},{cw},{c},{d},{w},{now},{h},"
         );
         let h_data = format!("{w_name:>10} {d_name:>10}   ");
-        push_literal(&mut self.sql, &h_data, &self.f);
+        push_read_back(&mut self.sql, &h_data, &self.f);
         self.sql.push(')');
         self.exec()?;
         self.commit()?;
