@@ -115,11 +115,12 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
     plan.outlives_dbperf = true;
     // Made (or checked) here so a directory that cannot be used is bad input; `plan.start`
     // opens it the same way again.
-    let dir = match server::instance_dir(&dir, plan.user.as_ref()) {
-        Ok(d) => d.path().to_path_buf(),
+    let opened = match server::instance_dir(&dir, plan.user.as_ref()) {
+        Ok(d) => d,
         Err(e) if crate::error::is_bad_input(&e) => return Err(e),
         Err(e) => return bad_input(format!("cannot create {}: {e:#}", dir.display())),
     };
+    let dir = opened.path().to_path_buf();
     let started = plan.start(&dir).and_then(|mut running| {
         ready(&t.name, &dir, &mut running, &req.stop).map(|s| (s, running))
     });
@@ -132,8 +133,10 @@ pub fn start(req: StartRequest) -> anyhow::Result<Started> {
             // The server (if any) was stopped when its `Running` was dropped; the data
             // directory this command made (there was none: above) goes too, so the next
             // `server start` here begins afresh.
-            let _ = std::fs::remove_dir_all(dir.join("data"));
-            let _ = std::fs::remove_file(dir.join(STATE));
+            // Through the opened directory, never following a link the server's user may
+            // have put in its place.
+            let _ = opened.remove("data".as_ref());
+            let _ = opened.remove(STATE.as_ref());
             if req.stop.load(Ordering::SeqCst) {
                 return Ok(Started::Interrupted);
             }
