@@ -286,6 +286,22 @@ fn judge_interval(
     mark
 }
 
+/// The verdict on a relative throughput cell of `t` against `base` at `step`: `judge` on the
+/// interval of its ratio.
+pub fn judge_speed(
+    cell: &mut Cell,
+    t: &TargetResult,
+    base: &TargetResult,
+    step: &str,
+    th: Thresholds,
+) -> Tally {
+    let iv = match cell.value {
+        Value::Num(x) => ratio_interval(t, base, step, x),
+        _ => None,
+    };
+    judge(cell, iv, Better::Higher, th, Subject::Speed)
+}
+
 /// Applies the verdict to a relative cell (already marked by the threshold alone): a
 /// difference is called only when an interval that carries run-to-run variation clears the
 /// threshold; otherwise a cell beyond it is unconfirmed.

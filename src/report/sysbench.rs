@@ -296,18 +296,12 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
                     let mut cell =
                         rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
                     if r != bi {
-                        let iv = match cell.value {
-                            super::model::Value::Num(x) => {
-                                confidence::ratio_interval(t, base_t, m, x)
-                            }
-                            _ => None,
-                        };
-                        tally.add(confidence::judge(
+                        tally.add(confidence::judge_speed(
                             &mut cell,
-                            iv,
-                            Better::Higher,
+                            t,
+                            base_t,
+                            m,
                             ctx.thresholds,
-                            confidence::Subject::Speed,
                         ));
                     }
                     row_ratios.push(match cell.value {

@@ -126,16 +126,12 @@ fn against_base(t: &TargetResult, s: &StepView, ctx: &Ctx, tally: &mut confidenc
     };
     let mut cell = rel_cell(value(s), value(bs), Better::Higher, ctx.thresholds);
     if !std::ptr::eq(t, b) {
-        let iv = match cell.value {
-            super::model::Value::Num(x) => confidence::ratio_interval(t, b, &s.name, x),
-            _ => None,
-        };
-        tally.add(confidence::judge(
+        tally.add(confidence::judge_speed(
             &mut cell,
-            iv,
-            Better::Higher,
+            t,
+            b,
+            &s.name,
             ctx.thresholds,
-            confidence::Subject::Speed,
         ));
     }
     cell

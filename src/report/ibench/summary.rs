@@ -6,7 +6,7 @@ use super::steps::{headline, is_qrqp, table};
 use crate::report::common::{rel_legend, state, State};
 use crate::report::confidence::{self, Tally};
 use crate::report::context::Ctx;
-use crate::report::model::{Better, Block, Cell, Column, Kind, Mark, Row, Section, Table, Value};
+use crate::report::model::{Better, Block, Cell, Column, Kind, Mark, Row, Section, Table};
 use crate::report::number;
 use crate::report::rules::{quartiles, rel_cell};
 use crate::report::target::StepView;
@@ -133,16 +133,12 @@ fn relative(ctx: &Ctx, steps: &[String], cols: &[Column], grid: &Grid) -> (Table
                     let mut cell =
                         rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
                     if r != bi {
-                        let iv = match cell.value {
-                            Value::Num(x) => confidence::ratio_interval(t, base_t, s, x),
-                            _ => None,
-                        };
-                        tally.add(confidence::judge(
+                        tally.add(confidence::judge_speed(
                             &mut cell,
-                            iv,
-                            Better::Higher,
+                            t,
+                            base_t,
+                            s,
                             ctx.thresholds,
-                            confidence::Subject::Speed,
                         ));
                     }
                     cell
