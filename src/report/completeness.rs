@@ -1,12 +1,16 @@
-//! Whether the inputs are a whole campaign: every shard's directory given and every cell ended.
-//! Each shard's journal knows it is shard K/N and lists the other shards' cells (`elsewhere`), so
-//! a report over some of the shards, or over a run that is still going (or whose dbperf was
-//! killed), says what it lacks instead of looking final.
+//! Whether the inputs are a whole campaign: every shard's directory given, every cell ended, and
+//! every ended cell's results there and readable. Each shard's journal knows it is shard K/N and
+//! lists the other shards' cells (`elsewhere`), so a report over some of the shards, or over a
+//! run that is still going (or whose dbperf was killed), says what it lacks instead of looking
+//! final. The journal only says what a cell's run did; what the report can show is what its
+//! directory still holds, so an ended cell is judged by its files too (a result directory
+//! deleted or damaged after the run is a gap, not a whole campaign).
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::results::campaign::{read_journal, CellState, Journal, JournalCell, JOURNAL};
+use crate::results::{self, RunStatus};
 
 /// Cells named in a sentence before the rest is counted.
 const NAMED: usize = 6;
@@ -113,7 +117,92 @@ fn group_gaps(g: &Group) -> Vec<String> {
             dir.display()
         ));
     }
+    out.extend(lost_results(g, &name));
     out
+}
+
+/// Cells whose journal says they ended but whose results are missing or do not read, one
+/// sentence per shard.
+fn lost_results(g: &Group, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (k, dir, j) in &g.shards {
+        if !seen.insert(*k) {
+            continue;
+        }
+        let lost: Vec<String> = j
+            .cells
+            .iter()
+            .filter(|c| owner(c, g.count) == *k)
+            .filter_map(|c| results_problem(dir, c).map(|why| format!("{} ({why})", c.id)))
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        let whose = if g.count > 1 {
+            format!("{name}, shard {k}/{}", g.count)
+        } else {
+            name.to_string()
+        };
+        out.push(format!(
+            "{whose} is not complete: {} of {} in {} ended by its journal, but the results are not there to report: {}",
+            lost.len(),
+            cells_of(j, *k, g.count),
+            dir.display(),
+            listed(&lost)
+        ));
+    }
+    out
+}
+
+/// What is wrong with an ended cell's results in `run_dir`, or `None` when they are there and
+/// read: a done cell has every planned step's file, a failed one those of the steps before the
+/// one that failed. Cells that have not ended are named by `group_gaps` already.
+fn results_problem(run_dir: &Path, c: &JournalCell) -> Option<String> {
+    if !matches!(c.state, CellState::Done | CellState::Failed) {
+        return None;
+    }
+    let dir = run_dir.join(&c.id);
+    if !results::present(&dir.join("run.json")) {
+        return Some("its result directory has no run.json".into());
+    }
+    let run = match results::read_run(&dir) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("its run.json does not read: {e:#}")),
+    };
+    if c.state == CellState::Done && run.status != RunStatus::Ok {
+        return Some(format!(
+            "the journal says done, its run.json says {}",
+            run_status_words(run.status)
+        ));
+    }
+    let wanted: &[String] = match (c.state, &run.failed_step) {
+        (CellState::Done, _) => &run.steps_planned,
+        (_, Some(f)) => {
+            let at = run.steps_planned.iter().position(|s| s == f);
+            &run.steps_planned[..at.unwrap_or(0)]
+        }
+        // Failed before its first step (the server did not start): no step to have.
+        (_, None) => &[],
+    };
+    for step in wanted {
+        if !results::present(&dir.join("steps").join(format!("{step}.json"))) {
+            return Some(format!("step {step} has no step file"));
+        }
+        if let Err(e) = results::read_step(&dir, step) {
+            return Some(format!("step {step} does not read: {e:#}"));
+        }
+    }
+    None
+}
+
+fn run_status_words(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Running => "running",
+        RunStatus::Ok => "ok",
+        RunStatus::Failed => "failed",
+        RunStatus::Interrupted => "interrupted",
+    }
 }
 
 /// The shard (1-based) that runs a cell: every Nth cell of the plan from the Kth, as
@@ -212,7 +301,83 @@ mod tests {
             cells,
         };
         write_journal(&d, &j).unwrap();
+        for c in j.cells.iter().filter(|c| c.state == CellState::Done) {
+            write_results(&d.join(&c.id), &c.id, "ok", None);
+        }
+        for c in j.cells.iter().filter(|c| c.state == CellState::Failed) {
+            write_results(&d.join(&c.id), &c.id, "failed", Some("l.i0"));
+        }
         d
+    }
+
+    /// A cell's run.json planning l.i0, and l.i0's step file unless the cell failed in it.
+    fn write_results(dir: &Path, name: &str, status: &str, failed: Option<&str>) {
+        use crate::report::input::fixtures::{run_json, step_json};
+        std::fs::create_dir_all(dir.join("steps")).unwrap();
+        let mut run = run_json(name, "2026-11-28T00:00:00Z");
+        run["status"] = status.into();
+        run["failed_step"] = failed.into();
+        std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+        if failed.is_none() {
+            let step = step_json(1.0).to_string();
+            std::fs::write(dir.join("steps/l.i0.json"), step).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_done_cell_whose_results_are_gone_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        let all: Vec<PathBuf> = (1..=2)
+            .map(|k| shard(t.path(), k, 2, CellState::Done))
+            .collect();
+        assert!(gaps(&all).is_empty(), "{:?}", gaps(&all));
+        // Shard 2 runs cells b and d: b's directory removed, d's step file damaged.
+        std::fs::remove_dir_all(all[1].join("b")).unwrap();
+        std::fs::write(all[1].join("d/steps/l.i0.json"), "{").unwrap();
+        let g = gaps(&all);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert!(
+            g[0].starts_with("campaign modes, shard 2/2 is not complete: 2 of its 2 cells"),
+            "{}",
+            g[0]
+        );
+        assert!(
+            g[0].contains("b (its result directory has no run.json)"),
+            "{}",
+            g[0]
+        );
+        assert!(g[0].contains("d (step l.i0 does not read"), "{}", g[0]);
+        // A step file gone, and a run.json that says the run failed under a done journal.
+        std::fs::remove_file(all[0].join("a/steps/l.i0.json")).unwrap();
+        let mut run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(all[0].join("c/run.json")).unwrap())
+                .unwrap();
+        run["status"] = "failed".into();
+        std::fs::write(all[0].join("c/run.json"), run.to_string()).unwrap();
+        let g = gaps(&all);
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert!(g[0].contains("a (step l.i0 has no step file)"), "{}", g[0]);
+        assert!(
+            g[0].contains("c (the journal says done, its run.json says failed)"),
+            "{}",
+            g[0]
+        );
+    }
+
+    #[test]
+    fn a_failed_cell_needs_only_the_steps_before_its_failure() {
+        let t = tempfile::tempdir().unwrap();
+        let d = shard(t.path(), 1, 1, CellState::Failed);
+        // Failed in l.i0, the only step: nothing to have but run.json.
+        assert!(gaps(&[d.clone()]).is_empty(), "{:?}", gaps(&[d.clone()]));
+        std::fs::remove_file(d.join("a/run.json")).unwrap();
+        let g = gaps(&[d]);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert!(
+            g[0].contains("a (its result directory has no run.json)"),
+            "{}",
+            g[0]
+        );
     }
 
     #[test]
