@@ -212,22 +212,23 @@ impl CampaignDecl {
             }
             args.insert(suite, flags(name, suite, table)?);
         }
-        let join = |v: Vec<String>| v.join(",");
+        // Lists stay lists from the TOML to the cell: a value is never joined and split again,
+        // so one holding a comma is refused instead of becoming two cells.
         let read_ahead_kb = match &self.read_ahead_kb {
-            Some(v) => super::parse_kb_list(&join(v.iter().map(u64::to_string).collect()))
+            Some(v) => super::kb_list(v)
                 .map(|k| k.0)
-                .or_else(|e| bad_input(format!("campaign {name}: read_ahead_kb: {e}")))?,
+                .or_else(|e| bad_input(format!("campaign {name}: read_ahead_kb {e}")))?,
             None => Vec::new(),
         };
         let io_scheduler = match &self.io_scheduler {
-            Some(v) => super::parse_schedulers(&join(v.clone()))
+            Some(v) => super::schedulers(v)
                 .map(|s| s.0)
-                .or_else(|e| bad_input(format!("campaign {name}: io_scheduler: {e}")))?,
+                .or_else(|e| bad_input(format!("campaign {name}: io_scheduler {e}")))?,
             None => Vec::new(),
         };
         let vary = match &self.vary {
             Some(v) => Some(
-                super::target::parse_vary(&format!("{}={}", v.setting, v.values.join(",")))
+                super::target::vary(&v.setting, &v.values)
                     .or_else(|e| bad_input(format!("campaign {name}: vary: {e}")))?,
             ),
             None => None,
@@ -307,6 +308,15 @@ fn flags(name: &str, suite: Suite, t: &toml::Table) -> anyhow::Result<Vec<String
             toml::Value::Boolean(false) => {}
             toml::Value::Array(items) => {
                 let parts: Option<Vec<String>> = items.iter().map(scalar).collect();
+                // The suite's flag takes the list comma-separated, as on the command line: an
+                // item holding a comma would become two.
+                if let Some(bad) = parts.iter().flatten().find(|p| p.contains(',')) {
+                    return bad_input(format!(
+                        "campaign {name}: {k} has the value {}, which holds a comma; each \
+                         value of a list is one item",
+                        crate::untrusted::shown(bad)
+                    ));
+                }
                 match parts {
                     Some(p) => {
                         out.push(flag);
@@ -396,6 +406,19 @@ deletes = "off"
             ),
             ("targets = [\"a\"]\nsuites = [\"tpce\"]\n", "unknown suite"),
             ("targets = [\"a\"]\nrepeats = 0\n", "at least 1"),
+            // A list's value holding the list's comma is refused, never split into more cells.
+            (
+                "targets = [\"a\"]\nvary = { setting = \"work_mem\", values = [\"4MB,listen_addresses\", \"8MB\"] }\n",
+                "\"4MB,listen_addresses\" is not a value",
+            ),
+            (
+                "targets = [\"a\"]\nio_scheduler = [\"none,bfq\", \"kyber\"]\n",
+                "io_scheduler has \"none,bfq\", which is not an I/O scheduler",
+            ),
+            (
+                "targets = [\"a\"]\n[ibench]\nrates = [\"100,200\", \"300\"]\n",
+                "rates has the value \"100,200\", which holds a comma",
+            ),
             (
                 "targets = [\"a\"]\n[sysbench]\nthreads = 4\n",
                 "does not run sysbench",

@@ -234,21 +234,32 @@ pub fn parse_levels(s: &str) -> Result<Levels, String> {
 /// Read-ahead values of a sweep (`--read-ahead-kb 0,128,4096`), in KB: whole numbers, 0 (none)
 /// allowed, none twice, at most `MAX_LEVELS` of them, each at most 1 GiB; ascending.
 pub fn parse_kb_list(s: &str) -> Result<KbList, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let mut out = Vec::new();
-    for part in s.split(',').map(str::trim) {
+    for part in parts {
         let n: u64 = part
             .parse()
             .map_err(|_| format!("'{part}' is not a whole number of KB"))?;
+        out.push(n);
+    }
+    kb_list(&out).map_err(|e| format!("'{s}' {e}"))
+}
+
+/// Read-ahead values given as a list (a campaign's `read_ahead_kb = [0, 128]`), checked as
+/// `parse_kb_list` checks each.
+pub fn kb_list(values: &[u64]) -> Result<KbList, String> {
+    let mut out = Vec::new();
+    for &n in values {
         if n > 1 << 20 {
-            return Err(format!("'{part}' KB of read-ahead is more than 1 GiB"));
+            return Err(format!("has {n} KB of read-ahead, more than 1 GiB"));
         }
         if out.contains(&n) {
-            return Err(format!("'{s}' names {n} twice"));
+            return Err(format!("names {n} twice"));
         }
         out.push(n);
     }
     if out.len() > MAX_LEVELS {
-        return Err(format!("'{s}' has more than {MAX_LEVELS} values"));
+        return Err(format!("has more than {MAX_LEVELS} values"));
     }
     out.sort_unstable();
     Ok(KbList(out))
@@ -265,8 +276,15 @@ pub struct Schedulers(pub Vec<String>);
 /// I/O scheduler names of a sweep (`--io-scheduler none,mq-deadline`): as the kernel names
 /// them, none twice, at most `MAX_LEVELS`.
 pub fn parse_schedulers(s: &str) -> Result<Schedulers, String> {
+    let parts: Vec<String> = s.split(',').map(|p| p.trim().to_string()).collect();
+    schedulers(&parts).map_err(|e| format!("'{s}' {e}"))
+}
+
+/// I/O scheduler names given as a list (a campaign's `io_scheduler = ["none", "bfq"]`): each
+/// one kernel name, so one holding a comma is refused, never split.
+pub fn schedulers(values: &[String]) -> Result<Schedulers, String> {
     let mut out: Vec<String> = Vec::new();
-    for part in s.split(',').map(str::trim) {
+    for part in values {
         if part.is_empty()
             || part.len() > 32
             || !part
@@ -274,16 +292,17 @@ pub fn parse_schedulers(s: &str) -> Result<Schedulers, String> {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         {
             return Err(format!(
-                "'{part}' is not an I/O scheduler name (none, mq-deadline, bfq, kyber)"
+                "has {}, which is not an I/O scheduler name (none, mq-deadline, bfq, kyber)",
+                crate::untrusted::shown(part)
             ));
         }
-        if out.iter().any(|x| x == part) {
-            return Err(format!("'{s}' names {part} twice"));
+        if out.contains(part) {
+            return Err(format!("names {part} twice"));
         }
-        out.push(part.to_string());
+        out.push(part.clone());
     }
     if out.len() > MAX_LEVELS {
-        return Err(format!("'{s}' has more than {MAX_LEVELS} values"));
+        return Err(format!("has more than {MAX_LEVELS} values"));
     }
     Ok(Schedulers(out))
 }

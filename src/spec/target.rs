@@ -235,30 +235,40 @@ pub fn parse_vary(s: &str) -> Result<Vary, String> {
     let (name, values) = s.split_once('=').ok_or_else(|| {
         format!("'{s}' is not SETTING=VALUE,VALUE (e.g. innodb_page_size=4k,8k,16k)")
     })?;
-    let name = name.trim();
+    let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+    vary(name.trim(), &values).map_err(|e| format!("'{s}': {e}"))
+}
+
+/// A sweep of one setting given as a list (a campaign's `vary`): each value checked as it is,
+/// so a value holding the list's comma is refused, never split into more cells.
+pub fn vary(name: &str, values: &[String]) -> Result<Vary, String> {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
     if name.is_empty() || name.len() > 64 || !name.chars().all(plain) {
-        return Err(format!("'{name}' is not a setting's name"));
+        return Err(format!(
+            "{} is not a setting's name",
+            crate::untrusted::shown(name)
+        ));
     }
     let mut out: Vec<String> = Vec::new();
-    for v in values.split(',').map(str::trim) {
+    for v in values {
         let ok = !v.is_empty()
             && v.len() <= 64
             && v.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.+:/".contains(c));
         if !ok {
             return Err(format!(
-                "'{v}' is not a value dbperf puts in a config (letters, digits and _-.+:/)"
+                "{} is not a value dbperf puts in a config (letters, digits and _-.+:/)",
+                crate::untrusted::shown(v)
             ));
         }
-        if out.iter().any(|x| x == v) {
-            return Err(format!("'{s}' names {v} twice"));
+        if out.contains(v) {
+            return Err(format!("{v} is given twice"));
         }
-        out.push(v.to_string());
+        out.push(v.clone());
     }
     if out.len() < 2 || out.len() > crate::spec::MAX_LEVELS {
         return Err(format!(
-            "'{s}': give 2 to {} values to sweep over",
+            "give 2 to {} values to sweep over",
             crate::spec::MAX_LEVELS
         ));
     }
