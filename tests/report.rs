@@ -1123,3 +1123,125 @@ fn outside_text_is_shown_in_every_output_never_obeyed() {
         assert!(!o.stdout.contains(&0x1b), "history {format}");
     }
 }
+
+/// Every string of a result file a tampered copy could hold markup in: each string field of
+/// run.json and of every step file gets `<img ...>` appended where the file still reads with it
+/// (a field the reader refuses to take that way is left as it was), and neither report.md nor
+/// report.html carries the markup raw: not in a table, a note, a heading, nor the blocks of
+/// config text, parameters, host and hardware.
+#[test]
+fn markup_planted_in_every_string_field_is_never_raw_in_a_report() {
+    const MARK: &str = "<img src=x onerror=alert(1)>";
+    let tmp = tempfile::tempdir().unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/release-3be8b90");
+    let mut planted = 0;
+    let mut inputs = Vec::new();
+    for suite in ["ibench", "sysbench"] {
+        let dir = tmp.path().join(suite);
+        copy_dir(&golden.join(suite), &dir);
+        for target in std::fs::read_dir(&dir).unwrap().flatten() {
+            let t = target.path();
+            planted += plant(&t.join("run.json"), MARK, &|p| {
+                dbperf::results::read_run(p.parent().unwrap()).is_ok()
+            });
+            for step in std::fs::read_dir(t.join("steps")).unwrap().flatten() {
+                let p = step.path();
+                if p.extension().is_some_and(|e| e == "json") {
+                    planted += plant(&p, MARK, &|p| dbperf::results::read_step_file(p).is_ok());
+                }
+            }
+        }
+        inputs.push(dir);
+    }
+    assert!(planted > 200, "only {planted} fields took the markup");
+    for dir in &inputs {
+        let out = tmp.path().join(format!(
+            "rep-{}",
+            dir.file_name().unwrap().to_str().unwrap()
+        ));
+        let o = report(&[
+            dir.to_str().unwrap(),
+            "--format",
+            "html,md",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        for f in ["report.md", "report.html"] {
+            let page = std::fs::read_to_string(out.join(f)).unwrap();
+            assert!(
+                page.contains("&lt;img src=x"),
+                "{f} shows the markup as text"
+            );
+            if let Some(at) = page.find("<img") {
+                panic!(
+                    "{f} carries markup raw: {}",
+                    &page[at.saturating_sub(200)..at + 40]
+                );
+            }
+        }
+    }
+}
+
+/// Appends `mark` to each string in the JSON file `p` that `reads` still accepts; how many.
+fn plant(p: &Path, mark: &str, reads: &dyn Fn(&Path) -> bool) -> usize {
+    let original: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut paths = Vec::new();
+    string_paths(&original, &mut Vec::new(), &mut paths);
+    let mut doc = original;
+    let mut n = 0;
+    for path in paths {
+        let before = doc.clone();
+        let mut at = &mut doc;
+        for k in &path {
+            at = match k {
+                Key::Field(f) => &mut at[f.as_str()],
+                Key::Item(i) => &mut at[*i],
+            };
+        }
+        let s = at.as_str().unwrap().to_string();
+        *at = Value::String(format!("{s}{mark}"));
+        std::fs::write(p, doc.to_string()).unwrap();
+        if reads(p) {
+            n += 1;
+        } else {
+            doc = before;
+        }
+    }
+    std::fs::write(p, doc.to_string()).unwrap();
+    n
+}
+
+enum Key {
+    Field(String),
+    Item(usize),
+}
+
+fn string_paths(v: &Value, at: &mut Vec<Key>, out: &mut Vec<Vec<Key>>) {
+    let copy = |at: &Vec<Key>| -> Vec<Key> {
+        at.iter()
+            .map(|k| match k {
+                Key::Field(f) => Key::Field(f.clone()),
+                Key::Item(i) => Key::Item(*i),
+            })
+            .collect()
+    };
+    match v {
+        Value::String(_) => out.push(copy(at)),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                at.push(Key::Item(i));
+                string_paths(x, at, out);
+                at.pop();
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                at.push(Key::Field(k.clone()));
+                string_paths(x, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}

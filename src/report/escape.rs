@@ -38,18 +38,6 @@ pub fn md(s: &str) -> String {
     o
 }
 
-/// A fence for a code block holding `text` in Markdown: longer than any run of backticks in it,
-/// so the text cannot close the block and continue as Markdown.
-pub fn md_fence(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    "`".repeat((longest + 1).max(3))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,7 +49,5 @@ mod tests {
             "&lt;script&gt;x&lt;/script&gt; \\| a b"
         );
         assert_eq!(md("\u{1b}[2J"), "\\u{1b}[2J");
-        assert_eq!(md_fence("a ```` b"), "`````");
-        assert_eq!(md_fence("plain"), "```");
     }
 }

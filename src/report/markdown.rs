@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::escape::{md as cell_text, md_fence};
+use super::escape::md as cell_text;
 use super::model::{Block, Doc, Kind, Mark, Section, Table, Value};
 
 pub fn render(doc: &Doc) -> String {
@@ -123,16 +123,19 @@ fn table(o: &mut String, t: &Table) {
         let _ = writeln!(o, "* {}", cell_text(&n));
     }
     if let Some(l) = &t.legend {
-        let _ = writeln!(o, "_{}_\n", l.replace('_', "\\_"));
+        let _ = writeln!(o, "_{}_\n", cell_text(l).replace('_', "\\_"));
     }
     for (row, col, text) in more {
-        let text = crate::untrusted::printable(text.trim_end());
-        let fence = md_fence(&text);
+        // The config text, parameters, host and hardware come from result files: a `<pre>`
+        // block with entities, as report.html writes it. A fenced code block would carry the
+        // text raw, and many viewers render the HTML inside `<details>` whatever the fence.
+        // The `<pre>` starts its own HTML block, so blank lines in the text do not end it.
         let _ = writeln!(
             o,
-            "<details><summary>{}: {}</summary>\n\n{fence}\n{text}\n{fence}\n</details>\n",
+            "<details><summary>{}: {}</summary>\n\n<pre>\n{}\n</pre>\n\n</details>\n",
             cell_text(&row),
             cell_text(&col),
+            super::escape::esc(text.trim_end()),
         );
     }
 }
