@@ -363,6 +363,38 @@ rows_l_i0 = "1k"
             assert!(c["value"].is_number(), "both rounds in every row: {r}");
         }
     }
+    // A cell its journal says is done but whose results were removed afterwards: named, and
+    // --complete writes nothing (the journal alone vouched for it before).
+    let journal: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("s2/campaign.json")).unwrap(),
+    )
+    .unwrap();
+    let gone = journal["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["state"] == "done")
+        .expect("shard 2 has a done cell")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::remove_dir_all(tmp.path().join("s2").join(&gone)).unwrap();
+    let lost = tmp.path().join("rl");
+    let o = run(&[
+        "report",
+        "--complete",
+        "--out",
+        lost.to_str().unwrap(),
+        tmp.path().join("s1").to_str().unwrap(),
+        tmp.path().join("s2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("{gone} (its result directory has no run.json)")),
+        "{}",
+        text(&o)
+    );
+    assert!(!lost.join("report.html").exists());
 }
 
 #[test]
