@@ -1,8 +1,10 @@
 //! `--sbatch-arg` read as sbatch reads it (src/session/sbatch.rs). First the reading is held to
 //! the installed sbatch: its option table (every name, how each takes a value, every letter)
 //! and, for word lists the reading lets through, the options `sbatch -v` says it took. Then
-//! the command line and a recorded submission: an option dbperf sets itself, however spelt, is
-//! refused with one sentence and exit 2 before sbatch or squeue is looked for or called.
+//! the command line and a recorded submission (`--resume DIR --slurm`): an option dbperf sets
+//! itself, however spelt, tasks' arguments dbperf run would not take, or a record another user
+//! wrote is refused with one sentence and exit 2 before sbatch or squeue is looked for or called
+//! (tattletale clients on PATH say whether they were).
 //!
 //! The installed sbatch runs against a slurm.conf of the test's own whose controller listens
 //! nowhere (port 1), with a one-second message timeout: `sbatch -v` lists the options it took,
@@ -377,5 +379,116 @@ fn sbatch_options_dbperf_sets_are_refused_however_spelt_before_anything_is_calle
         args.extend(good.iter().copied());
         let o = with_path(&empty, t.path(), &args);
         one_sentence(&o, "sbatch is not on PATH");
+    }
+}
+
+/// `DIR/slurm/submit.json` as `dbperf run --slurm 2` writes it, with `edit` applied.
+fn submission(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let slurm = dir.join("slurm");
+    std::fs::create_dir_all(&slurm).unwrap();
+    let mut s = serde_json::json!({
+        "schema": dbperf::results::SCHEMA,
+        "tool": {"name": "dbperf", "version": "0", "git_revision": ""},
+        "campaign": null,
+        "shards": 2,
+        "cwd": dir.display().to_string(),
+        "args": ["run", "--target", "sqlite", "--steps", "l.i0"],
+        "sbatch_args": ["--partition=x", "-t", "10"],
+        "jobs": [{"at": "", "array": "7", "shards": [1, 2], "report": "8"}],
+    });
+    edit(&mut s);
+    let path = slurm.join("submit.json");
+    let _ = std::fs::remove_file(&path);
+    std::fs::write(&path, s.to_string()).unwrap();
+    path
+}
+
+/// A recorded submission is read back as the command line is: its sbatch arguments through the
+/// same reading of sbatch's options, the tasks' arguments through the CLI's parser, and only
+/// when the user running dbperf wrote it; a refusal comes before squeue is asked.
+#[test]
+fn a_tampered_or_foreign_submission_is_refused_before_squeue_is_asked() {
+    let t = tempfile::tempdir().unwrap();
+    let (bin, called) = tattletale_clients(t.path());
+    let dir = t.path().join("camp");
+    let resume = |extra: &[&str]| {
+        let mut args = vec!["run", "--resume", "camp", "--slurm"];
+        args.extend(extra);
+        with_path(&bin, t.path(), &args)
+    };
+    let said_of_sbatch = "records the sbatch argument";
+    for (sbatch_args, said) in [
+        (serde_json::json!(["--wra=true"]), "sbatch's --wrap"),
+        (serde_json::json!(["-Ha1"]), "sbatch's --array"),
+        (serde_json::json!(["--arr=1"]), "sbatch's --array"),
+        (
+            serde_json::json!(["--dep", "afterok:1"]),
+            "sbatch's --dependency",
+        ),
+        (serde_json::json!(["--outp=/tmp/o"]), "sbatch's --output"),
+        (serde_json::json!(["--time=10", "-p"]), "needs a value"),
+        (
+            serde_json::json!(["--de=x"]),
+            "sbatch cannot tell which option",
+        ),
+        (serde_json::json!([":", "-a1"]), "it is no option"),
+    ] {
+        submission(&dir, |s| s["sbatch_args"] = sbatch_args.clone());
+        let o = resume(&[]);
+        one_sentence(&o, said_of_sbatch);
+        one_sentence(&o, said);
+        assert!(
+            !called.exists(),
+            "{sbatch_args}: squeue or sbatch was called"
+        );
+    }
+    // The tasks' arguments: what dbperf run takes for a shard, and nothing else.
+    for args in [
+        serde_json::json!(["run", "--no-such-flag"]),
+        serde_json::json!(["run", "--resume", "/elsewhere"]),
+        serde_json::json!(["run", "--slurm", "3"]),
+        serde_json::json!(["history", "list"]),
+    ] {
+        submission(&dir, |s| s["args"] = args.clone());
+        one_sentence(&resume(&[]), "records arguments for the tasks");
+        assert!(!called.exists(), "{args}: squeue or sbatch was called");
+    }
+    // A --sbatch-arg added on resume is refused before the record is even read.
+    submission(&dir, |s| s["shards"] = 0.into());
+    one_sentence(&resume(&["--sbatch-arg=--dep=afterok:1"]), "--sbatch-arg");
+    assert!(!called.exists());
+    // One other users can write, or another user's: not obeyed, whatever it says.
+    let path = submission(&dir, |_| {});
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    one_sentence(&resume(&[]), "can be written by other users");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if crate::common::is_root() {
+        let nobody = dbperf::server::process::lookup_user("nobody").expect("a user nobody");
+        std::os::unix::fs::chown(&path, Some(nobody.uid), Some(nobody.gid)).unwrap();
+        let o = resume(&[]);
+        one_sentence(&o, "belongs to nobody, not to root");
+        one_sentence(&o, "the Slurm submission decides what dbperf does");
+        assert!(!called.exists());
+        std::os::unix::fs::chown(&path, Some(0), Some(0)).unwrap();
+    }
+    // The record as dbperf writes it passes: squeue is asked next.
+    let o = resume(&[]);
+    one_sentence(&o, "squeue failed");
+    assert_eq!(std::fs::read_to_string(&called).unwrap(), "squeue\n");
+    // A shard's journal decides which shards are submitted again: another user's is refused
+    // before sbatch is called (squeue here says nothing of the campaign runs).
+    if crate::common::is_root() {
+        std::fs::write(bin.join("squeue"), "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::remove_file(&called).unwrap();
+        let s1 = dir.join("s1");
+        std::fs::create_dir(&s1).unwrap();
+        std::fs::write(s1.join("campaign.json"), "{}").unwrap();
+        let nobody = dbperf::server::process::lookup_user("nobody").expect("a user nobody");
+        std::os::unix::fs::chown(s1.join("campaign.json"), Some(nobody.uid), None).unwrap();
+        one_sentence(
+            &resume(&[]),
+            "a campaign's journal decides what dbperf does",
+        );
+        assert!(!called.exists(), "sbatch was called");
     }
 }

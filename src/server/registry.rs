@@ -563,6 +563,43 @@ mod tests {
         }
     }
 
+    /// An entry another user wrote, or one others can change, names what dbperf would signal:
+    /// it is left alone, said so, and its process is not signalled.
+    #[test]
+    fn a_sweep_obeys_only_entries_this_user_wrote() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("servers");
+        private(&dir).unwrap();
+        let (mut left, left_id) = sleeper();
+        let path = path_of(&dir, &left_id);
+        write_atomic(&dir, &path, &entry(left_id.clone(), gone(), false)).unwrap();
+        let mut tries = vec![("can be written by other users", 0o646, None)];
+        if crate::server::process::running_as_root() {
+            tries.push(("belongs to nobody", 0o600, Some(65534)));
+        }
+        for (said, mode, owner) in tries {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            if let Some(uid) = owner {
+                std::os::unix::fs::chown(&path, Some(uid), None).unwrap();
+            }
+            let swept = sweep_in(&dir);
+            assert!(
+                matches!(&swept[..], [Swept::NotOwn { path: p, .. }] if *p == path),
+                "{swept:#?}"
+            );
+            let s = swept[0].sentence();
+            assert!(s.contains(said), "{s}");
+            assert!(
+                s.contains("a server registry entry decides what dbperf does"),
+                "{s}"
+            );
+            assert!(left_id.is_alive_same(), "signalled on another user's entry");
+            assert!(path.exists(), "another user's entry removed");
+        }
+        left.kill().unwrap();
+        left.wait().unwrap();
+    }
+
     /// A stopped process with a handler (as the postmaster has for SIGQUIT) acts on its signal
     /// only once continued.
     #[test]
