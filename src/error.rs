@@ -34,9 +34,28 @@ impl fmt::Display for SchemaTooNew {
 
 impl std::error::Error for SchemaTooNew {}
 
+/// A record that drives an action (safe_fs::acting_record) that the user running dbperf did not
+/// write: bad input like `BadInput`, and told from it by its type, since a sweep that skips a
+/// damaged record says so differently of one it would not obey.
+#[derive(Debug)]
+pub struct NotOwnRecord(pub String);
+
+impl fmt::Display for NotOwnRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotOwnRecord {}
+
 pub fn is_bad_input(err: &anyhow::Error) -> bool {
     err.chain()
-        .any(|e| e.is::<BadInput>() || e.is::<SchemaTooNew>())
+        .any(|e| e.is::<BadInput>() || e.is::<SchemaTooNew>() || e.is::<NotOwnRecord>())
+}
+
+/// Whether `err` is or wraps a record the user running dbperf did not write (`NotOwnRecord`).
+pub fn is_not_own_record(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<NotOwnRecord>())
 }
 
 /// Whether `err` is or wraps a file from a newer dbperf (`SchemaTooNew`).

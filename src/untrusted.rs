@@ -111,6 +111,22 @@ fn kernel_interface(f: &File) -> bool {
 /// The whole file, at most `limit.max` bytes (see `open`).
 pub fn read(path: &Path, limit: Limit) -> anyhow::Result<Vec<u8>> {
     let (f, len) = open(path, limit)?;
+    read_opened(f, len, path, limit)
+}
+
+/// The whole file as text, as [`read_text`] reads it, when it is a record that drives an action
+/// (what `what` names): refused unless the user running dbperf owns it and nobody else can
+/// change it (`safe_fs::acting_record`, checked on the file opened).
+pub fn read_record_text(path: &Path, limit: Limit, what: &str) -> anyhow::Result<String> {
+    let (f, len) = open(path, limit)?;
+    let m = f
+        .metadata()
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+    crate::safe_fs::acting_record::check(path, &m, what)?;
+    as_text(read_opened(f, len, path, limit)?, path, limit)
+}
+
+fn read_opened(f: File, len: u64, path: &Path, limit: Limit) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(len as usize);
     f.take(limit.max + 1)
         .read_to_end(&mut out)
@@ -123,7 +139,11 @@ pub fn read(path: &Path, limit: Limit) -> anyhow::Result<Vec<u8>> {
 
 /// The whole file as text (UTF-8), at most `limit.max` bytes.
 pub fn read_text(path: &Path, limit: Limit) -> anyhow::Result<String> {
-    String::from_utf8(read(path, limit)?).map_err(|_| {
+    as_text(read(path, limit)?, path, limit)
+}
+
+fn as_text(bytes: Vec<u8>, path: &Path, limit: Limit) -> anyhow::Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
         BadInput(format!(
             "{} is not text (it is not UTF-8), so it is not {}",
             path.display(),

@@ -1157,7 +1157,7 @@ const RAW_FS_ALLOWED: &[(&str, usize, &str)] = &[
     ("server/mod.rs", 10, OWN_FILES),
     ("server/postgres.rs", 1, "appends to postgresql.conf, which initdb made in the server's own data directory: never through a link or a second name"),
     ("server/process.rs", 3, "a log dbperf created in the instance's run directory; the local port range (a kernel setting)"),
-    ("server/registry.rs", 4, "the registry directory safe_fs checked; its entries are read through safe_fs::read_capped"),
+    ("server/registry.rs", 4, "the registry directory safe_fs checked; its entries are read through safe_fs::acting_record"),
     ("server/secret.rs", 4, OWN_FILES),
     ("session/instance.rs", 2, OWN_FILES),
     ("session/mod.rs", 2, OWN_FILES),

@@ -26,6 +26,7 @@ mod profiles;
 mod readme;
 mod report;
 mod report_sweeps;
+mod sbatch_options;
 mod security_fetch;
 mod security_files;
 mod security_fs;

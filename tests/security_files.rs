@@ -634,3 +634,52 @@ fn a_history_db_that_is_not_sqlite_and_a_work_dir_that_is_a_file_are_bad_input()
     );
     assert_eq!(std::fs::read_to_string(t.join("afile")).unwrap(), "x");
 }
+
+/// Records that drive an action are obeyed only when the user running dbperf wrote them
+/// (docs/security.md, "Records that drive an action"): the journal `--resume` would run again,
+/// and the host settings state it would put back, owned by `nobody` (who could have written
+/// anything in them) or writable by others, are one sentence and exit 2, and nothing of them is
+/// acted on; a report still reads the same journal, as the untrusted input results are.
+#[test]
+fn resume_obeys_only_records_the_user_running_it_wrote() {
+    if !is_root() {
+        eprintln!("skipped: giving a file to another user needs root");
+        return;
+    }
+    let nobody = dbperf::server::process::lookup_user("nobody").expect("a user nobody");
+    let give = |p: &Path, uid: u32| std::os::unix::fs::chown(p, Some(uid), None).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = null_run(tmp.path(), "r");
+    let journal_file = out.join("campaign.json");
+    // Killed in its cell: a resume would run it again.
+    killed_in_cell(&out, |_| {});
+    let before = std::fs::read_to_string(&journal_file).unwrap();
+    give(&journal_file, nobody.uid);
+    let err = one_sentence(&resume(&out, tmp.path()), "belongs to nobody, not to root");
+    assert!(
+        err.contains("a campaign's journal decides what dbperf does"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&journal_file).unwrap(), before);
+    let o = bounded(
+        &["report", out.to_str().unwrap(), "--out", "rep"],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    give(&journal_file, 0);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&journal_file, std::fs::Permissions::from_mode(0o646)).unwrap();
+    one_sentence(&resume(&out, tmp.path()), "can be written by other users");
+    std::fs::set_permissions(&journal_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // The state of host settings a killed run left, which a resume puts back as root.
+    let state = out.join(".host-axes.json");
+    std::fs::write(&state, "{\"schema\": 1, \"entries\": []}").unwrap();
+    give(&state, nobody.uid);
+    let err = one_sentence(&resume(&out, tmp.path()), "belongs to nobody, not to root");
+    assert!(
+        err.contains("the saved host settings decides what dbperf does"),
+        "{err}"
+    );
+    assert!(state.exists());
+    assert_eq!(std::fs::read_to_string(&journal_file).unwrap(), before);
+}

@@ -376,13 +376,16 @@ fn an_untrustworthy_server_json_is_bad_input() {
     std::fs::write(&elsewhere, server_json(&dir, sleep.1.pid, Some(&sleep.1))).unwrap();
     std::fs::remove_file(&file).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
-    assert_bad_input(&stop(&state, &dir), "cannot be trusted");
+    assert_bad_input(&stop(&state, &dir), "is a symbolic link");
     assert!(sleep.1.is_alive_same());
     let Some((uid, gid)) = attacker() else { return };
     std::fs::remove_file(&file).unwrap();
     std::fs::copy(&elsewhere, &file).unwrap();
     std::os::unix::fs::chown(&file, Some(uid), Some(gid)).unwrap();
-    assert_bad_input(&stop(&state, &dir), "not to the user that runs dbperf");
+    assert_bad_input(
+        &stop(&state, &dir),
+        "an instance's server.json decides what dbperf does",
+    );
     assert!(sleep.1.is_alive_same());
 }
 

@@ -211,13 +211,21 @@ fn a_campaign_submitted_to_slurm_runs_every_shard_and_a_cancelled_one_is_submitt
     let queued_or_logs = || format!("queued: {:?}\n{}", cluster.queued(), cluster.logs());
 
     // sbatch refusing (no such partition), and an option dbperf sets itself (the array),
-    // refused before sbatch is asked: one sentence, exit 2, nothing recorded.
+    // however spelt, refused before sbatch is asked: one sentence, exit 2, nothing recorded.
     for (arg, said) in [
         (
             "--sbatch-arg=--partition=no-such-partition",
             "sbatch refused the job",
         ),
         ("--sbatch-arg=--array=1", "dbperf sets that option"),
+        (
+            "--sbatch-arg=--arr=1",
+            "sbatch's --array, and dbperf sets that option",
+        ),
+        (
+            "--sbatch-arg=-Ha1",
+            "sbatch's --array, and dbperf sets that option",
+        ),
     ] {
         let args = [
             "run",
@@ -311,6 +319,33 @@ fn a_campaign_submitted_to_slurm_runs_every_shard_and_a_cancelled_one_is_submitt
         text(&o).contains("shard 2/4 is not among the inputs"),
         "{}",
         text(&o)
+    );
+
+    // A tampered record, and one of another user's (root's, to the user submitting), are
+    // refused before squeue is asked; the record as it was then submits shard 2.
+    let record = res.join("slurm/submit.json");
+    let kept = std::fs::read_to_string(&record).unwrap();
+    let mut tampered = json(&record);
+    tampered["sbatch_args"] = serde_json::json!(["--wra=true"]);
+    std::fs::write(&record, tampered.to_string()).unwrap();
+    let o = cluster.as_user(&work, &dbperf, &["run", "--resume", "res", "--slurm"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("sbatch's --wrap"), "{}", text(&o));
+    std::fs::write(&record, &kept).unwrap();
+    std::os::unix::fs::chown(&record, Some(0), Some(0)).unwrap();
+    let o = cluster.as_user(&work, &dbperf, &["run", "--resume", "res", "--slurm"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("belongs to root, not to nobody"),
+        "{}",
+        text(&o)
+    );
+    std::os::unix::fs::chown(&record, Some(nobody.uid), Some(nobody.gid)).unwrap();
+    assert_eq!(
+        json(&res.join("slurm/submit.json"))["jobs"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
     );
 
     // Submitted again: shard 2 alone; a second resubmit while it is queued is refused.

@@ -234,7 +234,8 @@ pub struct RunArgs {
 
     /// With --slurm: one option for sbatch, repeatable: its partition, time limit, account or
     /// the like, as in `--sbatch-arg=--partition=bench`. It comes after dbperf's own options,
-    /// so it wins.
+    /// so it wins; those dbperf sets itself (--array, --dependency, --output...) are refused
+    /// however sbatch would read them (docs/campaigns.md, "Slurm").
     #[arg(
         long,
         value_name = "ARG",

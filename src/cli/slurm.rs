@@ -15,13 +15,15 @@ use crate::session::slurm as submit_to;
 const SUBMIT_ONLY: &[&str] = &["--slurm", "--sbatch-arg", "--out", "--no-progress"];
 
 pub fn submit(a: &RunArgs) -> anyhow::Result<i32> {
-    submit_to::check_clients()?;
-    if let Some(o) = submit_to::refused_sbatch_arg(&a.sbatch_arg) {
+    // First of all: nothing is looked at or asked while an option for sbatch is wrong.
+    if let Err(r) = crate::session::sbatch::check(&a.sbatch_arg) {
         return bad_input(format!(
-            "--sbatch-arg {o}: dbperf sets that option of sbatch itself (the array, the report \
-             job's dependency, the logs); give partition, time, account and the like"
+            "--sbatch-arg {}: {}",
+            crate::untrusted::shown(&r.word),
+            r.reason()
         ));
     }
+    submit_to::check_clients()?;
     // A signal while sbatch runs stops dbperf only once what was submitted is recorded.
     let stop = super::signals::stop_flag("recording what was submitted, then stopping");
     let code = if a.resume.is_some() {
@@ -135,14 +137,9 @@ fn resubmit(a: &RunArgs, stop: &AtomicBool) -> anyhow::Result<i32> {
         ));
     }
     let _lock = submit_to::lock(&out)?;
+    // Only this user's record is read; what it says is checked as the command line is.
     let mut sub = read_submission(&out)?;
-    if let Some(o) = submit_to::refused_sbatch_arg(&sub.sbatch_args) {
-        return bad_input(format!(
-            "{} records the sbatch option {o}, which dbperf sets itself; it was not written by \
-             dbperf run --slurm",
-            out.join(SLURM_DIR).join(SUBMIT_FILE).display()
-        ));
-    }
+    check_recorded(&out, &sub)?;
     if let Some(n) = a.slurm.filter(|n| *n != 0 && *n != sub.shards) {
         return bad_input(format!(
             "--slurm {n}: the campaign in {} has {} shards, which a resume keeps (give --slurm \
@@ -173,6 +170,29 @@ fn resubmit(a: &RunArgs, stop: &AtomicBool) -> anyhow::Result<i32> {
     let done = submit_to::submit(&out, &mut sub, &this_binary()?, &todo, stop)?;
     said(&out, &sub, &done);
     Ok(EXIT_OK)
+}
+
+/// A recorded submission's arguments, read again as they were on the command line before they
+/// go into job scripts: sbatch's through the same reading of sbatch's options, the tasks' through
+/// the CLI's own parser. A record that fails either was not written by `dbperf run --slurm`.
+fn check_recorded(out: &Path, sub: &Submission) -> anyhow::Result<()> {
+    let path = out.join(SLURM_DIR).join(SUBMIT_FILE);
+    if let Err(r) = crate::session::sbatch::check(&sub.sbatch_args) {
+        return bad_input(format!(
+            "{} records the sbatch argument {}, which dbperf run --slurm would not have taken: {}",
+            path.display(),
+            crate::untrusted::shown(&r.word),
+            r.reason()
+        ));
+    }
+    check_task_args(&sub.args, sub.shards).map_err(|_| {
+        crate::error::BadInput(format!(
+            "{} records arguments for the tasks that dbperf run does not take as a shard's: {}",
+            path.display(),
+            crate::untrusted::shown(&sub.args.join(" "))
+        ))
+        .into()
+    })
 }
 
 /// `--out` made absolute (tasks start elsewhere), without what sbatch would read as a pattern
@@ -247,7 +267,7 @@ fn check_task_args(args: &[String], n: u32) -> anyhow::Result<()> {
     match super::parse(&argv) {
         Ok(super::Cli {
             command: super::Command::Run(r),
-        }) if r.slurm.is_none() && r.sbatch_arg.is_empty() => Ok(()),
+        }) if r.slurm.is_none() && r.sbatch_arg.is_empty() && r.resume.is_none() => Ok(()),
         _ => bad_input(format!(
             "the command line could not be split into what each Slurm task runs: {}",
             args.join(" ")

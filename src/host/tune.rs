@@ -662,16 +662,15 @@ fn now() -> String {
         .unwrap_or_default()
 }
 
+/// The state file at `path`, None when there is none. `undo` writes what it names as root, so it
+/// is a record that drives an action: refused unless this user wrote it (its own, not writable
+/// by others, not a link or a second name: `safe_fs::acting_record`), at most [`STATE_MAX`]
+/// bytes.
 pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
-    let text = match read_own(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return bad_input(format!(
-                "cannot read the saved host settings {}: {e}",
-                path.display()
-            ))
-        }
+    let Some(text) =
+        crate::safe_fs::acting_record::read(path, STATE_MAX, "the saved host settings")?
+    else {
+        return Ok(None);
     };
     let s: State = serde_json::from_slice(&text).map_err(|e| {
         BadInput(format!(
@@ -692,25 +691,6 @@ pub fn load_state(path: &Path) -> anyhow::Result<Option<State>> {
 
 /// The most of a state file dbperf reads: one entry per tunable file, a few hundred bytes each.
 const STATE_MAX: u64 = 4 << 20;
-
-/// The state file's bytes: `undo` writes what it names as root, so only a file this user wrote
-/// counts (its own, not writable by others, not a link or a second name), at most
-/// [`STATE_MAX`] bytes.
-fn read_own(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::MetadataExt;
-    let f = crate::safe_fs::open_regular(path)?;
-    let m = f.metadata()?;
-    if m.uid() != euid() || crate::safe_fs::others_may_write(&m) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "it belongs to {} or others can write to it, so it is not dbperf's own",
-                crate::safe_fs::user_name(m.uid())
-            ),
-        ));
-    }
-    crate::safe_fs::read_file_capped(f, STATE_MAX)
-}
 
 /// Whether undo may write to `p`: only kernel settings under the sysfs root or the procfs
 /// root's `sys/`, named without `.` or `..`, and still there once links are resolved (sysfs

@@ -190,10 +190,6 @@ pub struct CampaignCell {
     pub shard: Option<Shard>,
 }
 
-/// The journal of the run directory `dir`, through the results gate. Cell ids and target names
-/// become directory names under `dir` (`<target>` or `<target>/r<k>`): each part must be a plain
-/// name, or the journal is refused whole (an edited journal could name a directory elsewhere);
-/// so is one whose cell axes are not what a sweep writes (`super::axes_problem`).
 /// A journal that did not read because a cell names a suite this dbperf does not know.
 fn unknown_suite(path: &Path, text: &str) -> Option<anyhow::Error> {
     #[derive(Deserialize)]
@@ -208,12 +204,29 @@ fn unknown_suite(path: &Path, text: &str) -> Option<anyhow::Error> {
     super::unknown_suite_named(path, named.cells.iter().map(|c| c.suite.as_str()), "names")
 }
 
+/// The journal of `dir`, read for a report: whoever wrote it (see `read_own_journal`).
 pub fn read_journal(dir: &Path) -> anyhow::Result<Journal> {
     let path = dir.join(JOURNAL);
-    let text = super::read_gated(&path)?;
-    let j: Journal = match super::parse_versioned(&path, &text) {
+    parse_journal(&path, &super::read_gated(&path)?)
+}
+
+/// The journal of `dir` as a record that drives an action (`--resume` runs its command line
+/// again, removes the work directories and stops the servers it names; `--resume --slurm`
+/// submits the shards it says are not done): refused unless the user running dbperf wrote it.
+pub fn read_own_journal(dir: &Path) -> anyhow::Result<Journal> {
+    let path = dir.join(JOURNAL);
+    let text = super::read_gated_record(&path, "a campaign's journal")?;
+    parse_journal(&path, &text)
+}
+
+/// A journal's text, checked: cell ids and target names become directory names under its run
+/// directory (`<target>` or `<target>/r<k>`): each part must be a plain name, or the journal is
+/// refused whole (an edited journal could name a directory elsewhere); so is one whose cell axes
+/// are not what a sweep writes (`super::axes_problem`).
+fn parse_journal(path: &Path, text: &str) -> anyhow::Result<Journal> {
+    let j: Journal = match super::parse_versioned(path, text) {
         Ok(j) => j,
-        Err(e) => return Err(unknown_suite(&path, &text).unwrap_or(e)),
+        Err(e) => return Err(unknown_suite(path, text).unwrap_or(e)),
     };
     for c in &j.cells {
         let bad = if !cell_id_ok(&c.id) {

@@ -535,7 +535,20 @@ struct SchemaOnly {
 /// the report): a regular file of at most `JSON_MAX` bytes (`untrusted`), JSON with a `schema`
 /// no newer than this dbperf's. Errors are bad input: one sentence naming the file.
 fn read_gated(path: &Path) -> anyhow::Result<String> {
-    let text = crate::untrusted::read_text(path, JSON_FILE)?;
+    schema_checked(path, crate::untrusted::read_text(path, JSON_FILE)?)
+}
+
+/// A record that drives an action (`what` names it: the journal on `--resume`, the Slurm
+/// submission) through the same gate, refused unless the user running dbperf wrote it
+/// (`safe_fs::acting_record`).
+fn read_gated_record(path: &Path, what: &str) -> anyhow::Result<String> {
+    schema_checked(
+        path,
+        crate::untrusted::read_record_text(path, JSON_FILE, what)?,
+    )
+}
+
+fn schema_checked(path: &Path, text: String) -> anyhow::Result<String> {
     let probe: SchemaOnly = serde_json::from_str(&text).map_err(|e| {
         BadInput(if e.is_data() {
             format!(
@@ -583,6 +596,14 @@ pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
 /// many times the text).
 pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     parse_versioned(path, &read_gated(path)?)
+}
+
+/// A record that drives an action (see `read_gated_record`), parsed straight into its type.
+pub(crate) fn read_versioned_record<T: DeserializeOwned>(
+    path: &Path,
+    what: &str,
+) -> anyhow::Result<T> {
+    parse_versioned(path, &read_gated_record(path, what)?)
 }
 
 pub(crate) fn parse_versioned<T: DeserializeOwned>(path: &Path, text: &str) -> anyhow::Result<T> {

@@ -51,11 +51,13 @@ pub fn job_id_ok(id: &str) -> bool {
     !id.is_empty() && id.len() <= 20 && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The record of `out`, through the results gate; its job ids and shard numbers are checked,
-/// since they go to squeue and name directories.
+/// The record of `out`, through the results gate, as a record that drives an action: it is
+/// refused unless the user running dbperf wrote it (its arguments go into job scripts). Its job
+/// ids and shard numbers are checked, since they go to squeue and name directories; its
+/// arguments are the caller's to parse again.
 pub fn read_submission(out: &Path) -> anyhow::Result<Submission> {
     let path = out.join(SLURM_DIR).join(SUBMIT_FILE);
-    let s: Submission = super::read_versioned(&path)?;
+    let s: Submission = super::read_versioned_record(&path, "the Slurm submission")?;
     let ids_ok = s.jobs.iter().all(|j| {
         job_id_ok(&j.array)
             && job_id_ok(&j.report)

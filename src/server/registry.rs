@@ -174,8 +174,10 @@ fn uncap(entry: &Entry) {
 const ENTRY_MAX: u64 = 64 * 1024;
 
 /// Every entry file in `dir`, read (a damaged one as the reason it could not be): never
-/// through a link or a second name, at most [`ENTRY_MAX`] bytes each.
-fn entries(dir: &Path) -> Vec<(PathBuf, anyhow::Result<Entry>)> {
+/// through a link or a second name, at most [`ENTRY_MAX`] bytes each. An entry names processes
+/// dbperf signals and a cgroup it removes, so it is a record that drives an action: one this
+/// user did not write is not read (`safe_fs::acting_record`), and is told apart as such.
+fn entries(dir: &Path) -> Vec<(PathBuf, Result<Entry, Unread>)> {
     let Ok(list) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -186,13 +188,32 @@ fn entries(dir: &Path) -> Vec<(PathBuf, anyhow::Result<Entry>)> {
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
-        let read = safe_fs::read_capped(&path, ENTRY_MAX)
-            .map_err(anyhow::Error::from)
-            .and_then(|t| serde_json::from_slice::<Entry>(&t).map_err(anyhow::Error::from));
-        out.push((path, read));
+        out.push((path.clone(), read_entry(&path)));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Why an entry file was not read.
+#[derive(Debug)]
+enum Unread {
+    /// Another user's, or one others can change: not acted on, whatever it says.
+    NotOwn(String),
+    /// Not an entry: cut short, not JSON, gone.
+    Damaged(String),
+}
+
+fn read_entry(path: &Path) -> Result<Entry, Unread> {
+    let what = "a server registry entry";
+    let bytes = match safe_fs::acting_record::read(path, ENTRY_MAX, what) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err(Unread::Damaged("it is gone".into())),
+        Err(e) if crate::error::is_not_own_record(&e) => {
+            return Err(Unread::NotOwn(format!("{e:#}")))
+        }
+        Err(e) => return Err(Unread::Damaged(format!("{e:#}"))),
+    };
+    serde_json::from_slice::<Entry>(&bytes).map_err(|e| Unread::Damaged(e.to_string()))
 }
 
 /// How a recorded server ended when dbperf stopped it.
@@ -259,6 +280,8 @@ pub enum Swept {
     Stopped { entry: Box<Entry>, how: Stop },
     /// An entry that could not be read was left alone.
     Damaged { path: PathBuf, why: String },
+    /// An entry another user wrote (or can change) was left alone: it is not acted on.
+    NotOwn { path: PathBuf, why: String },
 }
 
 impl Swept {
@@ -279,6 +302,7 @@ impl Swept {
                     path.display()
                 )
             }
+            Swept::NotOwn { why, .. } => format!("ignored a server registry file: {why}"),
         }
     }
 }
@@ -323,11 +347,12 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
     for (path, entry) in entries(dir) {
         let entry = match entry {
             Ok(e) => e,
-            Err(e) => {
-                done.push(Swept::Damaged {
-                    path,
-                    why: format!("{e:#}"),
-                });
+            Err(Unread::Damaged(why)) => {
+                done.push(Swept::Damaged { path, why });
+                continue;
+            }
+            Err(Unread::NotOwn(why)) => {
+                done.push(Swept::NotOwn { path, why });
                 continue;
             }
         };
@@ -536,6 +561,43 @@ mod tests {
             c.kill().unwrap();
             c.wait().unwrap();
         }
+    }
+
+    /// An entry another user wrote, or one others can change, names what dbperf would signal:
+    /// it is left alone, said so, and its process is not signalled.
+    #[test]
+    fn a_sweep_obeys_only_entries_this_user_wrote() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("servers");
+        private(&dir).unwrap();
+        let (mut left, left_id) = sleeper();
+        let path = path_of(&dir, &left_id);
+        write_atomic(&dir, &path, &entry(left_id.clone(), gone(), false)).unwrap();
+        let mut tries = vec![("can be written by other users", 0o646, None)];
+        if crate::server::process::running_as_root() {
+            tries.push(("belongs to nobody", 0o600, Some(65534)));
+        }
+        for (said, mode, owner) in tries {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            if let Some(uid) = owner {
+                std::os::unix::fs::chown(&path, Some(uid), None).unwrap();
+            }
+            let swept = sweep_in(&dir);
+            assert!(
+                matches!(&swept[..], [Swept::NotOwn { path: p, .. }] if *p == path),
+                "{swept:#?}"
+            );
+            let s = swept[0].sentence();
+            assert!(s.contains(said), "{s}");
+            assert!(
+                s.contains("a server registry entry decides what dbperf does"),
+                "{s}"
+            );
+            assert!(left_id.is_alive_same(), "signalled on another user's entry");
+            assert!(path.exists(), "another user's entry removed");
+        }
+        left.kill().unwrap();
+        left.wait().unwrap();
     }
 
     /// A stopped process with a handler (as the postmaster has for SIGQUIT) acts on its signal

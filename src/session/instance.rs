@@ -324,38 +324,26 @@ impl Stop {
 /// The most of a `server.json` dbperf reads: a few hundred bytes when dbperf wrote it.
 const STATE_MAX: u64 = 64 * 1024;
 
-/// `server.json`, read as untrusted input: its own user's (the only one who can have written
-/// it, so a record naming another process cannot be slipped in), never through a link or a
-/// second name, at most [`STATE_MAX`] bytes, JSON of the right shape. Any failure is one
-/// sentence of bad input.
+/// `server.json`, read as untrusted input and as a record that drives an action (the process it
+/// names is signalled): its own user's (the only one who can have written it, so a record
+/// naming another process cannot be slipped in), never through a link or a second name
+/// (`safe_fs::acting_record`), at most [`STATE_MAX`] bytes, JSON of the right shape. Any failure
+/// is one sentence of bad input.
 fn read_state(dir: &Path) -> anyhow::Result<ServerState> {
-    use std::os::unix::fs::MetadataExt;
     let path = dir.join(STATE);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return bad_input(format!(
+    let no_instance = || {
+        crate::error::BadInput(format!(
             "no instance in {} (no {STATE}); was it started with dbperf server start?",
             dir.display()
-        ));
+        ))
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(no_instance().into());
     }
     // Every directory on the way checked, and no link in the place of the instance directory.
     crate::safe_fs::open_dir(dir, crate::safe_fs::Also::Anyone)?;
-    let unsafe_file = |why: &dyn std::fmt::Display| {
-        crate::error::BadInput(format!("{} cannot be trusted: {why}", path.display()))
-    };
-    let f = crate::safe_fs::open_regular(&path).map_err(|e| unsafe_file(&e))?;
-    let m = f.metadata().map_err(|e| unsafe_file(&e))?;
-    // SAFETY: geteuid has no preconditions.
-    if m.uid() != unsafe { libc::geteuid() } {
-        return Err(unsafe_file(&format!(
-            "it belongs to {}, not to the user that runs dbperf",
-            crate::safe_fs::user_name(m.uid())
-        ))
-        .into());
-    }
-    if crate::safe_fs::others_may_write(&m) {
-        return Err(unsafe_file(&"other users can write to it").into());
-    }
-    let bytes = crate::safe_fs::read_file_capped(f, STATE_MAX).map_err(|e| unsafe_file(&e))?;
+    let bytes = crate::safe_fs::acting_record::read(&path, STATE_MAX, "an instance's server.json")?
+        .ok_or_else(no_instance)?;
     serde_json::from_slice(&bytes).map_err(|e| {
         crate::error::BadInput(format!(
             "{} is damaged: {}",

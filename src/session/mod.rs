@@ -15,6 +15,7 @@ mod mark;
 mod measure;
 pub mod plan;
 mod recover;
+pub mod sbatch;
 mod schedule;
 pub mod slurm;
 mod start;
@@ -220,7 +221,7 @@ fn sweep_leftovers(events: &mut dyn Events) {
     for s in sweep() {
         let note = match &s {
             Swept::Stopped { .. } => Note::LeftoverStopped(s.sentence()),
-            Swept::Damaged { .. } => Note::Warning(s.sentence()),
+            Swept::Damaged { .. } | Swept::NotOwn { .. } => Note::Warning(s.sentence()),
         };
         events.note("", &note);
     }
@@ -235,7 +236,8 @@ pub fn read_journal(out: &Path) -> anyhow::Result<Journal> {
             campaign::JOURNAL
         ));
     }
-    campaign::read_journal(out).map_err(|e| BadInput(format!("{e:#}")).into())
+    // It decides what the resumed run does: only one this user wrote is obeyed.
+    campaign::read_own_journal(out).map_err(|e| BadInput(format!("{e:#}")).into())
 }
 
 /// Makes (or checks) a directory the run writes into: never a link, nobody else's, writable by

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::error::{bad_input, BadInput};
-use crate::results::campaign::{read_journal, CellState, JOURNAL};
+use crate::results::campaign::{read_own_journal, CellState, JOURNAL};
 use crate::results::slurm::{job_id_ok, Submission, Submitted, SLURM_DIR, SUBMIT_FILE};
 
 /// How long sbatch or squeue may take: they retry an unreachable controller for a while, and a
@@ -32,35 +32,6 @@ pub fn lock(out: &Path) -> anyhow::Result<super::lock::RunLock> {
     })
 }
 
-/// Options of sbatch that dbperf sets itself, for the array and the report job to be what
-/// they must: one of them given with --sbatch-arg would silently undo it (a report job no
-/// longer waiting for the shards, an array that never runs some of them).
-const SBATCH_OURS: &[&str] = &[
-    "--array",
-    "-a",
-    "--dependency",
-    "-d",
-    "--output",
-    "-o",
-    "--open-mode",
-    "--parsable",
-    "--wrap",
-    "--job-name",
-    "-J",
-];
-
-/// The first of `args` that sets an option of `SBATCH_OURS`.
-pub fn refused_sbatch_arg(args: &[String]) -> Option<&str> {
-    args.iter().map(String::as_str).find(|a| {
-        SBATCH_OURS.iter().any(|o| {
-            *a == *o
-                || a.strip_prefix(o).is_some_and(|rest| rest.starts_with('='))
-                // Short options take their value attached too: -a1-4.
-                || (o.len() == 2 && a.starts_with(o) && a.len() > 2)
-        })
-    })
-}
-
 /// Refuses before anything is written when Slurm's client commands are not here.
 pub fn check_clients() -> anyhow::Result<()> {
     slurm_command("sbatch")?;
@@ -75,7 +46,8 @@ pub fn shard_dir(out: &Path, k: u32) -> PathBuf {
 
 /// The shards of `out` that are not done: never started, or with a cell planned, running (its
 /// task was killed), interrupted, or failed with its one retry left, which a resumed task
-/// runs. A journal that does not read is refused here, before anything is submitted.
+/// runs. A journal that does not read, or that another user wrote (it decides what is
+/// submitted), is refused here, before anything is submitted.
 pub fn shards_to_run(out: &Path, count: u32) -> anyhow::Result<Vec<u32>> {
     let mut todo = Vec::new();
     for k in 1..=count {
@@ -84,7 +56,7 @@ pub fn shards_to_run(out: &Path, count: u32) -> anyhow::Result<Vec<u32>> {
             todo.push(k);
             continue;
         }
-        let j = read_journal(&dir)?;
+        let j = read_own_journal(&dir)?;
         let open = j.cells.iter().any(|c| match c.state {
             CellState::Done | CellState::Elsewhere => false,
             CellState::Failed => c.failed_attempts() < 2,
@@ -408,39 +380,6 @@ mod tests {
         assert_eq!(array_list(&[1, 3, 4]), "1,3,4");
         assert_eq!(job_name(&sub(&[])), "dbperf-pg_versions");
         assert!(job_id_ok("123") && !job_id_ok("12;x") && !job_id_ok(""));
-    }
-
-    #[test]
-    fn options_dbperf_sets_are_not_taken_from_the_user() {
-        let refused = |a: &[&str]| {
-            refused_sbatch_arg(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-                .map(String::from)
-        };
-        for bad in [
-            "--array=1",
-            "--array",
-            "-a1-4",
-            "-a",
-            "--dependency=afterany:3",
-            "-o",
-            "-J=x",
-        ] {
-            assert_eq!(
-                refused(&["--time=1:00", bad]).as_deref(),
-                Some(bad),
-                "{bad}"
-            );
-        }
-        for good in [
-            "--time=1:00",
-            "--partition=bench",
-            "--account=a",
-            "-p",
-            "--arrayx",
-            "-t1",
-        ] {
-            assert_eq!(refused(&[good]), None, "{good}");
-        }
     }
 
     /// Shard k of 3 with its one cell in `state`, failed `failures` times.
