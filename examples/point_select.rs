@@ -32,7 +32,7 @@ use dbperf::engines::Engine;
 use dbperf::runner::{
     run_step, ErrorClass, Lifetime, OpError, OpOutcome, Pace, Role, RoleSpec, StepPlan,
 };
-use dbperf::workload::ibench::rows::{below, rng, Rand};
+use dbperf::workload::common::rand::{below, rng, Rand};
 
 #[derive(Parser)]
 #[command(

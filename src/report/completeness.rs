@@ -369,7 +369,8 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let d = shard(t.path(), 1, 1, CellState::Failed);
         // Failed in l.i0, the only step: nothing to have but run.json.
-        assert!(gaps(&[d.clone()]).is_empty(), "{:?}", gaps(&[d.clone()]));
+        let g = gaps(std::slice::from_ref(&d));
+        assert!(g.is_empty(), "{g:?}");
         std::fs::remove_file(d.join("a/run.json")).unwrap();
         let g = gaps(&[d]);
         assert_eq!(g.len(), 1, "{g:?}");

@@ -6,18 +6,17 @@ use std::sync::Arc;
 
 use super::events::{Display, Note, Tick};
 use super::measure::{Measured, StepSetup, Ticker};
-use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
+use super::suite::{
+    cleanup_record, count_rows, op_stats, round3, status_of, FinishCx, Steps, Suite,
+};
 use crate::dbms::Dbms;
 use crate::metrics;
-use crate::results::{
-    encode_histogram, percentiles, CleanupRecord, Headline, IbenchBuckets, OpStats, Sla, Status,
-    StepFile, StepParameters, SCHEMA,
-};
-use crate::runner::recorder::KindStats;
+use crate::results::{Headline, Sla, Status, StepFile, StepParameters, SCHEMA};
 use crate::runner::{SecondRow, StepMeasurement};
+use crate::workload::common::cleanup::Cleanup;
 use crate::workload::ibench::{
-    Cleanup, Ibench, IbenchParams, Prepared, StepDef, StepName, StepOutcome, DELETE, INSERT, KINDS,
-    QUERY, SLA_FRACTION,
+    Ibench, IbenchParams, Prepared, StepDef, StepName, StepOutcome, DELETE, INSERT, KINDS, QUERY,
+    SLA_FRACTION,
 };
 
 pub struct IbenchSuite {
@@ -232,16 +231,6 @@ impl Steps for IbenchSteps {
     }
 }
 
-pub fn status_of(m: &StepMeasurement) -> Status {
-    if m.failure.is_some() {
-        Status::Failed
-    } else if m.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    }
-}
-
 /// Progress of an Insert Benchmark step: rows inserted against the plan, and the rates.
 struct IbenchTicker {
     def: StepDef,
@@ -272,26 +261,6 @@ impl Ticker for IbenchTicker {
     }
 }
 
-pub fn op_stats(k: &KindStats, secs: f64) -> OpStats {
-    let secs = secs.max(1e-9);
-    OpStats {
-        count: k.ops,
-        rows: k.rows,
-        errors: k.errors,
-        retried: k.retried,
-        ignored: k.ignored,
-        failed: k.failed,
-        error_samples: k.error_samples.clone(),
-        ops_per_s: round3(k.ops as f64 / secs),
-        rows_per_s: round3(k.rows as f64 / secs),
-        latency_us: percentiles(&k.latency, k.max_latency_ns),
-        service_us: percentiles(&k.service, k.max_service_ns),
-        ibench_buckets: IbenchBuckets::from_counts(&k.buckets),
-        max_ms: round3(k.max_latency_ns as f64 / 1e6),
-        hdr_latency: encode_histogram(&k.latency),
-    }
-}
-
 pub fn parameters(p: &IbenchParams, def: &StepDef) -> StepParameters {
     let tables = p.tables();
     StepParameters {
@@ -302,17 +271,6 @@ pub fn parameters(p: &IbenchParams, def: &StepDef) -> StepParameters {
         rate_per_client: def.rate_per_client,
         deletes: def.deletes,
         queries: def.queries.map(|q| format!("{q:?}").to_lowercase()),
-    }
-}
-
-pub fn cleanup_record(c: &Cleanup) -> CleanupRecord {
-    CleanupRecord {
-        budget_s: c.budget_s,
-        rule: c.rule.clone(),
-        actions: c.actions.clone(),
-        work_s: round3(c.work_s),
-        slept_s: round3(c.slept_s),
-        error: c.error.clone(),
     }
 }
 

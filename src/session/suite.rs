@@ -8,7 +8,12 @@ use std::sync::Arc;
 use super::events::{Events, Note};
 use super::measure::{CostSources, Measured, StepSetup};
 use crate::dbms::{Dbms, Fault};
-use crate::results::StepFile;
+use crate::results::{
+    encode_histogram, percentiles, CleanupRecord, IbenchBuckets, OpStats, Status, StepFile,
+};
+use crate::runner::recorder::KindStats;
+use crate::runner::StepMeasurement;
+use crate::workload::common::cleanup::Cleanup;
 
 /// A suite with every parameter fixed, before any target is open.
 pub trait Suite: Send + Sync {
@@ -104,4 +109,48 @@ pub fn count_rows(
 /// `x` rounded to 3 decimals, as every rate in the result files.
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// How a step ended, from what its measurement says.
+pub fn status_of(m: &StepMeasurement) -> Status {
+    if m.failure.is_some() {
+        Status::Failed
+    } else if m.interrupted {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    }
+}
+
+/// An operation type's figures over `secs` of measured time.
+pub fn op_stats(k: &KindStats, secs: f64) -> OpStats {
+    let secs = secs.max(1e-9);
+    OpStats {
+        count: k.ops,
+        rows: k.rows,
+        errors: k.errors,
+        retried: k.retried,
+        ignored: k.ignored,
+        failed: k.failed,
+        error_samples: k.error_samples.clone(),
+        ops_per_s: round3(k.ops as f64 / secs),
+        rows_per_s: round3(k.rows as f64 / secs),
+        latency_us: percentiles(&k.latency, k.max_latency_ns),
+        service_us: percentiles(&k.service, k.max_service_ns),
+        ibench_buckets: IbenchBuckets::from_counts(&k.buckets),
+        max_ms: round3(k.max_latency_ns as f64 / 1e6),
+        hdr_latency: encode_histogram(&k.latency),
+    }
+}
+
+/// The step file's record of an untimed cleanup and wait after a step.
+pub fn cleanup_record(c: &Cleanup) -> CleanupRecord {
+    CleanupRecord {
+        budget_s: c.budget_s,
+        rule: c.rule.clone(),
+        actions: c.actions.clone(),
+        work_s: round3(c.work_s),
+        slept_s: round3(c.slept_s),
+        error: c.error.clone(),
+    }
 }

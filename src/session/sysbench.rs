@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::events::{Display, Note, Tick};
-use super::ibench::{cleanup_record, op_stats, status_of};
 use super::measure::{Measured, StepSetup, Ticker};
-use super::suite::{count_rows, round3, FinishCx, Steps, Suite};
+use super::suite::{
+    cleanup_record, count_rows, op_stats, round3, status_of, FinishCx, Steps, Suite,
+};
 use crate::dbms::Dbms;
 use crate::metrics;
 use crate::results::hardware::{DbmsCounters, Hardware};

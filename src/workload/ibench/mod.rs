@@ -8,18 +8,20 @@ pub mod sql;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::dbms::{Dbms, Fault};
+use crate::dbms::Dbms;
 use crate::engines::{Engine, Family};
 use crate::error::bad_input;
 use crate::runner::{Lifetime, Pace, Role, RoleFactory, RoleSpec, StepMeasurement, StepPlan};
+use crate::workload::common::cleanup::{cleanup_and_wait, Cleanup};
+use crate::workload::common::rand::{rng, stream_seed};
+use crate::workload::common::rates::interval_rate_percentiles;
 use roles::{
     insert_sql, BatchWriter, Deleter, Indexer, Inserter, Querier, QueryMode, RangeQuery, Sql,
 };
-use rows::{random_buffer, rng, stream_seed, DataParams, RowGen};
+use rows::{random_buffer, DataParams, RowGen};
 pub use sql::{DeleteForm, IndexDef};
 
 /// Operation types, indexes into `KINDS`.
@@ -299,20 +301,6 @@ pub struct StepOutcome {
     pub sla: Option<(f64, f64, bool)>,
     /// e.g. ("ips_p99_interval", Some(812.0)).
     pub interval_percentiles: Vec<(String, Option<f64>)>,
-}
-
-/// The record of the cleanup and wait between l.i2 and qr100.
-#[derive(Debug, Clone)]
-pub struct Cleanup {
-    pub budget_s: u64,
-    pub rule: String,
-    pub actions: Vec<String>,
-    pub work_s: f64,
-    pub slept_s: f64,
-    pub error: Option<String>,
-    /// The fault of the first of its failures that carries one: what the run acts on (a server
-    /// that stopped answering), never `error`'s text.
-    pub fault: Option<Fault>,
 }
 
 /// SLA rule: the background insert rate must reach 95% of its target (spec §2.5).
@@ -679,89 +667,6 @@ impl Ibench {
     }
 }
 
-/// The engine's post-load maintenance on `tables`, then sleep what is left of `budget_s`,
-/// measured from when it started; settings changed for the wait are put back after it, even
-/// after an interrupt. Shared by the Insert Benchmark (after l.i2) and sysbench ("postwrite").
-pub fn cleanup_and_wait(
-    dbms: &dyn Dbms,
-    tables: &[String],
-    budget_s: u64,
-    rule: String,
-    interrupt: &AtomicBool,
-) -> Cleanup {
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs(budget_s);
-    let mut actions = Vec::new();
-    let mut restore = Vec::new();
-    let failed = dbms
-        .maintain_after_load(tables, deadline, &mut actions, &mut restore)
-        .err();
-    let mut fault = failed.as_ref().and_then(|e| e.fault);
-    let mut error = failed.map(|e| e.message);
-    let work_s = start.elapsed().as_secs_f64();
-    while Instant::now() < deadline && !interrupt.load(Ordering::Relaxed) {
-        std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-    }
-    let slept_s = (start.elapsed().as_secs_f64() - work_s).max(0.0);
-    // Whatever failed above, every setting that was changed is put back.
-    if let Err((msg, restore_fault)) = restore_settings(dbms, &restore, &mut actions) {
-        fault = fault.or(restore_fault);
-        error = Some(match error {
-            Some(first) => format!("{first}; {msg}"),
-            None => msg,
-        });
-    }
-    Cleanup {
-        budget_s,
-        rule,
-        actions,
-        work_s,
-        slept_s,
-        error,
-        fault,
-    }
-}
-
-/// Runs each statement of `restore`, adding those that succeeded to `actions`. One that cannot
-/// be run does not keep the others from being restored; the error names each failure, with the
-/// fault of the first that carries one.
-fn restore_settings(
-    dbms: &dyn Dbms,
-    restore: &[String],
-    actions: &mut Vec<String>,
-) -> Result<(), (String, Option<Fault>)> {
-    if restore.is_empty() {
-        return Ok(());
-    }
-    let mut failed = Vec::new();
-    let mut fault = None;
-    match dbms.connect() {
-        Ok(mut c) => {
-            for sql in restore {
-                match c.execute_batch(sql) {
-                    Ok(()) => actions.push(sql.clone()),
-                    Err(e) => {
-                        fault = fault.or(e.fault);
-                        failed.push(format!("{sql}: {}", e.message));
-                    }
-                }
-            }
-        }
-        Err(e) => {
-            fault = crate::dbms::fault_of(e.as_ref());
-            failed.push(format!("{} (connecting: {e:#})", restore.join("; ")));
-        }
-    }
-    if failed.is_empty() {
-        return Ok(());
-    }
-    let msg = format!(
-        "could not restore settings after the wait: {}",
-        failed.join("; ")
-    );
-    Err((msg, fault))
-}
-
 /// The three range queries with the start-value domain of each. Each reads one covering index
 /// (spec §1.7): select, filter on the first column and order by exactly the index's columns;
 /// the register query uses a strict `>`.
@@ -802,25 +707,6 @@ pub fn range_queries_with(
         .collect()
 }
 
-/// The original's "p50/p99" of a step: percentiles of the per-second rate sorted in descending
-/// order, the element at 1-based position round(p/100 * n), so p99 is a low rate that 99% of
-/// seconds met or beat (spec §2.6). Needs at least 10 seconds.
-pub fn interval_rate_percentiles(per_second: &[f64]) -> Vec<(u32, Option<f64>)> {
-    const PS: [u32; 5] = [50, 75, 90, 95, 99];
-    if per_second.len() < 10 {
-        return PS.iter().map(|&p| (p, None)).collect();
-    }
-    let mut v = per_second.to_vec();
-    v.sort_by(|a, b| b.partial_cmp(a).unwrap());
-    let n = v.len();
-    PS.iter()
-        .map(|&p| {
-            let pos = ((p as f64 / 100.0) * n as f64).round() as usize;
-            (p, Some(v[pos.clamp(1, n) - 1]))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -828,54 +714,6 @@ mod tests {
 
     fn params(o: IbenchOverrides) -> IbenchParams {
         ibench_params(&presets::get("cached-small").unwrap(), &o).unwrap()
-    }
-
-    #[test]
-    fn a_cleanup_the_server_does_not_answer_carries_its_fault() {
-        use crate::dbms::null::Null;
-        use crate::dbms::{no_answer, Timeouts};
-        let stop = AtomicBool::new(false);
-        let statement = Duration::from_millis(10);
-        let d = Null::open("cleanup-stall")
-            .unwrap()
-            .with_timeouts(Timeouts::with_statement(statement));
-        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
-        assert_eq!(c.fault, Some(Fault::NoAnswer));
-        assert_eq!(c.error, Some(no_answer(statement)));
-        // A failure that is not dbperf's cut carries none.
-        let d = Null::open("cleanup-fail.restore-fail").unwrap();
-        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
-        assert!(c.error.is_some());
-        assert_eq!(c.fault, None);
-    }
-
-    #[test]
-    fn settings_changed_before_a_cleanup_failure_are_all_put_back() {
-        use crate::dbms::null::{Null, NULL_RESTORE};
-        let stop = AtomicBool::new(false);
-        let d = Null::open("cleanup-fail").unwrap();
-        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
-        assert_eq!(
-            c.actions[2..],
-            NULL_RESTORE.map(String::from),
-            "{:?}",
-            c.actions
-        );
-        let e = c.error.unwrap();
-        assert!(e.contains("part way") && !e.contains("restore"), "{e}");
-
-        // One setting that cannot be put back does not keep the other from being restored.
-        let d = Null::open("cleanup-fail.restore-fail").unwrap();
-        let c = cleanup_and_wait(&d, &[], 0, String::new(), &stop);
-        assert_eq!(
-            c.actions.last().unwrap(),
-            NULL_RESTORE[1],
-            "{:?}",
-            c.actions
-        );
-        assert!(!c.actions.contains(&NULL_RESTORE[0].to_string()));
-        let e = c.error.unwrap();
-        assert!(e.contains("part way") && e.contains(NULL_RESTORE[0]), "{e}");
     }
 
     #[test]
@@ -942,27 +780,6 @@ mod tests {
         let q =
             ibench_params(&presets::get("quick").unwrap(), &IbenchOverrides::default()).unwrap();
         assert_eq!(q.wait_budget().0, 1);
-    }
-
-    #[test]
-    fn interval_percentiles_sort_descending() {
-        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
-        let p = interval_rate_percentiles(&v);
-        assert_eq!(p[0], (50, Some(51.0)), "50th of 100 in descending order");
-        assert_eq!(
-            p[4],
-            (99, Some(2.0)),
-            "p99 is a low rate that 99% of seconds met"
-        );
-        let ten: Vec<f64> = (1..=10).map(|x| x as f64).collect();
-        assert_eq!(
-            interval_rate_percentiles(&ten)[4],
-            (99, Some(1.0)),
-            "position clamps to n"
-        );
-        assert!(interval_rate_percentiles(&v[..9])
-            .iter()
-            .all(|(_, x)| x.is_none()));
     }
 
     #[test]

@@ -4,11 +4,12 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use super::rows::{below, Batch, Rand, RowGen};
+use super::rows::{Batch, RowGen};
 use super::DeleteForm;
 use super::{DELETE, INDEX, INSERT, QUERY};
 use crate::dbms::{Conn, DbError, Dialect, Param, StmtId};
 use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
+use crate::workload::common::rand::{below, Rand};
 
 /// An ignorable error skips the operation (the original has no transactions to restart).
 fn op_err(kind: usize, e: DbError) -> OpError {

@@ -4,7 +4,7 @@
 //! joined by '-'). Implemented from the distributions' definitions; the RNG is dbperf's own, so
 //! values match sysbench's in distribution, not one by one.
 
-use crate::workload::ibench::rows::{below, Rand};
+use crate::workload::common::rand::{below, Rand};
 use rand_core::Rng;
 
 /// A double uniform in [0, 1) with 53 random bits.
@@ -161,7 +161,7 @@ pub fn digit_groups(rng: &mut Rand, groups: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::ibench::rows::rng;
+    use crate::workload::common::rand::rng;
 
     #[test]
     fn strings_have_sysbench_formats() {

@@ -17,8 +17,8 @@ use serde::Serialize;
 use crate::dbms::Dbms;
 use crate::error::bad_input;
 use crate::runner::{Lifetime, Pace, Role, RoleSpec, StepMeasurement, StepPlan};
-use crate::workload::ibench::rows::{rng, stream_seed};
-use crate::workload::ibench::{interval_rate_percentiles, Cleanup};
+use crate::workload::common::rand::{rng, stream_seed};
+use crate::workload::common::{cleanup::Cleanup, rates::interval_rate_percentiles};
 use catalog::{Keys, Metric, Microbenchmark, RangeUse};
 use keys::{KeyGen, Zipf};
 use order::{Entry, RunOrder, Secs, Threads, Variant};
@@ -543,7 +543,7 @@ impl Sysbench {
     /// sleep what is left of the budget.
     pub fn postwrite(&self, interrupt: &AtomicBool) -> Cleanup {
         let (budget, rule) = self.params.postwrite_budget();
-        crate::workload::ibench::cleanup_and_wait(
+        crate::workload::common::cleanup::cleanup_and_wait(
             self.dbms.as_ref(),
             &self.params.table_names(),
             budget,

@@ -4,13 +4,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::catalog::{Arg, Counter, Microbenchmark, TableChoice};
 use super::keys::{digit_groups, KeyGen, C_GROUPS, PAD_GROUPS};
 use crate::dbms::{Conn, DbError, Dbms, Dialect, Param, StmtId};
 use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
-use crate::workload::ibench::rows::{below, Rand};
+use crate::workload::common::rand::{below, Rand};
+pub use crate::workload::common::stop::Stop;
 
 /// Operation types, indexes into `KINDS`.
 pub const EVENT: usize = 0;
@@ -76,16 +77,6 @@ pub struct CStmt {
 pub struct CBlock {
     repeat: u32,
     stmts: Vec<CStmt>,
-}
-
-/// What a runner does until it stops.
-#[derive(Debug, Clone, Copy)]
-pub enum Stop {
-    /// Events for `warmup` (recorded as WARMUP), then for `run` (recorded as EVENT), counted
-    /// from the runner's first event.
-    Time { warmup: Duration, run: Duration },
-    /// This many events, all recorded as EVENT.
-    Events(u64),
 }
 
 /// Everything a runner needs besides its connection, prepared before the step.

@@ -2,7 +2,7 @@
 //! and items, the syllables of customer last names, and the strings of the load. Every draw
 //! comes from the stream's own seeded generator, so the same seed gives the same data.
 
-use crate::workload::ibench::rows::{below, Rand};
+use crate::workload::common::rand::{below, Rand};
 
 /// Uniform in [lo, hi].
 #[inline]
@@ -85,7 +85,7 @@ pub fn zip(rng: &mut Rand) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::ibench::rows::rng;
+    use crate::workload::common::rand::rng;
 
     #[test]
     fn last_names_are_three_syllables() {

@@ -14,7 +14,7 @@ use super::{CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, INSERT, ITEMS, ORDERS};
 use crate::dbms::rows::hundredths_text;
 use crate::dbms::{Conn, Dbms};
 use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
-use crate::workload::ibench::rows::{rng, stream_seed, Rand};
+use crate::workload::common::rand::{rng, stream_seed, Rand};
 
 /// Rows per INSERT: about 300 KB of customer rows, well under every server's packet limit.
 const BATCH: u64 = 500;

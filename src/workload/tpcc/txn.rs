@@ -16,8 +16,8 @@ use super::{DELIVERY, ORDER_STATUS, PAYMENT};
 use crate::dbms::rows::hundredths_text;
 use crate::dbms::{Conn, DbError, Dbms, Keep, Rows};
 use crate::runner::{ErrorClass, OpError, OpOutcome, Role};
-use crate::workload::ibench::rows::Rand;
-use crate::workload::sysbench::roles::Stop;
+use crate::workload::common::rand::Rand;
+use crate::workload::common::stop::Stop;
 
 /// What a transaction's statement may return: a customer has a few dozen orders at most after
 /// hours of a run, a last name a few customers per district.
