@@ -12,8 +12,8 @@ use std::path::Path;
 
 use dbperf::results::series::{SecondKind, SecondRow};
 use dbperf::results::{
-    self, series::SeriesWriter, Headline, IbenchBuckets, OpStats, RunFile, Sla, StepFile,
-    StepParameters, TargetInfo, Tool, SCHEMA,
+    self, series::SeriesWriter, Headline, IbenchBuckets, IbenchStep, OpStats, RunFile, Sla,
+    StepFile, StepParameters, TargetInfo, Tool, SCHEMA,
 };
 use dbperf::runner::recorder::new_histogram;
 
@@ -330,6 +330,8 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
         let parameters = StepParameters {
             clients: 1,
             tables: vec!["pi1".into()],
+        };
+        let part = IbenchStep {
             rows_per_commit: s.rows_per_commit,
             planned_rows: 0,
             rate_per_client: s.paced,
@@ -342,6 +344,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
                 }
                 .into()
             }),
+            sla,
         };
         let mut file = serde_json::json!({
             "schema": SCHEMA,
@@ -355,7 +358,7 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
             "parameters": parameters,
             "ops": ops,
             "interval_rate_percentiles": pct,
-            "sla": sla,
+            "ibench": part,
             "cleanup": null,
             "table_rows": null,
             "series_file": format!("{}.series.csv", s.name),

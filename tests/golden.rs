@@ -54,7 +54,20 @@ fn results_of_the_release_before_campaigns_read_through_the_one_reader() {
         // The sysbench steps carry their `sysbench` object, which the report groups by.
         if suite == "sysbench" {
             let f = results::read_step(&d, "point-query_range=100").unwrap();
-            assert_eq!(f.sysbench.expect("sysbench object").group, "point");
+            assert_eq!(f.sysbench().expect("sysbench object").group, "point");
+            // Schema 1 gave the load the Insert Benchmark's empty fields: read as no part.
+            assert!(results::read_step(&d, "load").unwrap().payload.is_none());
+        }
+        // Schema 1 kept the Insert Benchmark's part among every step's fields: read under
+        // `ibench`, as schema 2 writes it.
+        if suite == "ibench" {
+            let f = results::read_step(&d, "qr100").unwrap();
+            let part = f.ibench().expect("the Insert Benchmark's part");
+            assert_eq!(part.rate_per_client, Some(100));
+            assert!(part.sla.as_ref().and_then(|s| s.met).is_some(), "{part:?}");
+            let l = results::read_step(&d, "l.i0").unwrap();
+            assert_eq!(l.ibench().unwrap().planned_rows, 2000);
+            assert_eq!(l.parameters.clients, 1);
         }
     }
 }

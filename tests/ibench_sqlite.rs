@@ -154,7 +154,7 @@ fn quick_preset_runs_every_step_and_every_file_matches_the_schema() {
     );
     assert_eq!(cleanup.budget_s, 1);
     for s in &steps[4..] {
-        let sla = s.sla.as_ref().unwrap();
+        let sla = s.sla().unwrap();
         let rate: f64 = s.step[2..].parse().unwrap();
         assert_eq!(sla.target_rows_per_s, rate);
         let achieved = s.ops["insert"].rows as f64 / s.duration_s;
@@ -349,7 +349,7 @@ fn ctrl_c_stops_the_step_keeps_what_was_measured_and_exits_130() {
         "the measured part of qr100 is kept"
     );
     assert_eq!(
-        steps[1].sla.as_ref().unwrap().met,
+        steps[1].sla().unwrap().met,
         None,
         "no SLA verdict on a partial step"
     );
@@ -436,7 +436,7 @@ fn several_clients_get_a_table_each_or_share_one() {
                 steps[1].parameters.clients, 1,
                 "l.x runs once on a shared table"
             );
-            assert!(!steps[2].parameters.deletes);
+            assert!(!steps[2].ibench().unwrap().deletes);
             assert_eq!(count(&conn, "pi1"), net_rows(&steps));
             assert_eq!(steps[0].ops["insert"].rows, 8_000);
         } else {
@@ -445,7 +445,7 @@ fn several_clients_get_a_table_each_or_share_one() {
             assert_eq!(count(&conn, "pi1") + count(&conn, "pi2"), net_rows(&steps));
             assert_eq!(count(&conn, "pi1"), 4_100);
             assert_eq!(
-                steps[3].sla.as_ref().unwrap().target_rows_per_s,
+                steps[3].sla().unwrap().target_rows_per_s,
                 200.0,
                 "100 rows/s per client"
             );

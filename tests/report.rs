@@ -260,7 +260,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
         // cell instead, by a rule of its own with unit tests (src/report/rules.rs): the two
         // values are compared here only where both targets met theirs.
         let met = |dir: &Path| {
-            read_json(&dir.join("steps").join(format!("{step}.json")))["sla"]["met"]
+            read_json(&dir.join("steps").join(format!("{step}.json")))["ibench"]["sla"]["met"]
                 .as_bool()
                 .unwrap_or(true)
         };
@@ -287,7 +287,7 @@ fn report_of_two_configs_matches_the_step_files_in_every_format() {
         let f = read_json(&full_dir.join("steps").join(format!("{step}.json")));
         close(
             &cell(sla, FULL, step)["value"],
-            f["sla"]["achieved_rows_per_s"].as_f64().unwrap(),
+            f["ibench"]["sla"]["achieved_rows_per_s"].as_f64().unwrap(),
         );
         close(
             &cell(sla, "target", step)["value"],
@@ -984,7 +984,7 @@ fn bad_input_is_one_sentence_and_exit_2() {
     edit_json(&future.join("run.json"), |v| v["schema"] = json!(99));
     assert_bad_input(
         &[future.to_str().unwrap(), "--out", o],
-        "newer than this dbperf understands (1); upgrade dbperf",
+        "newer than this dbperf understands (2); upgrade dbperf",
     );
     let future_step = tmp.path().join("future-step");
     renamed_copy(&normal, &future_step, "other");

@@ -57,7 +57,7 @@ fn quick_with(target: &str, name: &str, version: &str, maintenance: &str, extra:
     assert_eq!(steps[0].ops["insert"].rows, 10_000);
     for s in &steps[1..] {
         assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-        let x = s.sysbench.as_ref().unwrap();
+        let x = s.sysbench().unwrap();
         assert!(x.events > 0, "{}", s.step);
         assert_eq!(
             x.errors, 0,
@@ -80,11 +80,7 @@ fn quick_with(target: &str, name: &str, version: &str, maintenance: &str, extra:
     let deleted = step(&steps, "delete_range=100").ops["event"].rows;
     assert!(deleted > 0);
     assert_eq!(rows("delete_range=100"), 10_000 - deleted);
-    let inserted = step(&steps, "insert_range=100")
-        .sysbench
-        .as_ref()
-        .unwrap()
-        .events;
+    let inserted = step(&steps, "insert_range=100").sysbench().unwrap().events;
     assert_eq!(rows("insert_range=100"), 10_000 - deleted + inserted);
     let c = step(&steps, "read-write_range=100")
         .cleanup
@@ -166,13 +162,13 @@ fn threads_on(target: &str, name: &str) {
     assert_eq!(run.status, "ok");
     assert_eq!(steps[0].ops["index"].count, 2);
     assert_eq!(
-        steps[1].sysbench.as_ref().unwrap().threads,
+        steps[1].sysbench().unwrap().threads,
         2,
         "point-query.warm runs one thread per table"
     );
     for s in &steps[1..] {
         assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-        let x = s.sysbench.as_ref().unwrap();
+        let x = s.sysbench().unwrap();
         assert!(x.events > 0, "{}", s.step);
         if s.step != "point-query.warm_range=100" {
             assert_eq!(x.threads, 4, "{}", s.step);
@@ -519,7 +515,7 @@ fn fidelity(s: &dyn Server, toml: &Path, tmp: &Path) -> Vec<String> {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let (db_counts, db_commits) = s.counts();
         let (_, steps) = read_all(&target_dir(&out, "ext"));
-        let x = steps[0].sysbench.as_ref().unwrap();
+        let x = steps[0].sysbench().unwrap();
         assert_eq!(x.errors, 0, "{test}");
         let db = per_event(&db_counts, x.events);
         assert!(
@@ -717,7 +713,7 @@ fn usepk0_run(tmp: &Path, engine: &str, port: u16, user: &str) -> Vec<StepFile> 
     assert_eq!(run.parameters["usepk"], 0);
     for s in &steps[1..] {
         assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-        assert!(s.sysbench.as_ref().unwrap().events > 0, "{}", s.step);
+        assert!(s.sysbench().unwrap().events > 0, "{}", s.step);
     }
     steps
 }

@@ -61,12 +61,12 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     let load = &steps[0];
     assert_eq!(load.ops["insert"].rows, 10_000);
     assert_eq!(load.ops["index"].count, 1);
-    assert!(load.sysbench.is_none());
+    assert!(load.sysbench().is_none());
     assert_eq!(load.table_rows.as_ref().unwrap()["sbtest1"], 10_000);
 
     let reported: Vec<&StepFile> = steps[1..]
         .iter()
-        .filter(|s| s.sysbench.as_ref().unwrap().reported)
+        .filter(|s| s.sysbench().unwrap().reported)
         .collect();
     assert_eq!(reported.len(), 34);
     assert_eq!(
@@ -78,7 +78,7 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     );
     for s in &steps[1..] {
         assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-        let x = s.sysbench.as_ref().unwrap();
+        let x = s.sysbench().unwrap();
         assert_eq!(x.label, s.step);
         assert!(x.events > 0, "{}", s.step);
         assert_eq!(x.errors, 0, "{}", s.step);
@@ -111,8 +111,8 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     }
 
     let ro = step(&steps, "read-only_range=100")
-        .sysbench
-        .clone()
+        .sysbench()
+        .cloned()
         .unwrap();
     assert_eq!(
         (ro.group.as_str(), ro.statements_per_event, ro.transaction),
@@ -126,17 +126,20 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
         "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?"
     );
     let pq = step(&steps, "point-query_range=100")
-        .sysbench
-        .clone()
+        .sysbench()
+        .cloned()
         .unwrap();
     assert_eq!((pq.group.as_str(), pq.statements_per_event), ("point", 1));
     let warm = step(&steps, "point-query.warm_range=100");
-    assert!(!warm.sysbench.as_ref().unwrap().reported);
+    assert!(!warm.sysbench().unwrap().reported);
     let c = warm.cleanup.as_ref().expect("postwrite after the load");
     assert!(c.actions.contains(&"ANALYZE".to_string()), "{c:?}");
     assert!(step(&steps, "read-write_range=100").cleanup.is_some());
     assert!(step(&steps, "read-write_range=10").cleanup.is_none());
-    let ins = step(&steps, "insert_range=100").sysbench.clone().unwrap();
+    let ins = step(&steps, "insert_range=100")
+        .sysbench()
+        .cloned()
+        .unwrap();
     assert_eq!(
         ins.statements[0].sql,
         "INSERT INTO sbtest1 (k, c, pad) VALUES (?, ?, ?)"
@@ -144,24 +147,18 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     assert!(!ins.statements[0].prepared, "oltp_insert uses con:query()");
     assert_eq!(
         step(&steps, "update-zipf_range=100")
-            .sysbench
-            .as_ref()
+            .sysbench()
             .unwrap()
             .keys,
         "zipfian"
     );
     assert_eq!(
-        step(&steps, "scan_range=100")
-            .sysbench
-            .as_ref()
-            .unwrap()
-            .group,
+        step(&steps, "scan_range=100").sysbench().unwrap().group,
         "range"
     );
     assert_eq!(
         step(&steps, "update-one_range=100")
-            .sysbench
-            .as_ref()
+            .sysbench()
             .unwrap()
             .group_2024,
         "write"
@@ -180,11 +177,7 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     let deleted = step(&steps, "delete_range=100").ops["event"].rows;
     assert!(deleted > 0);
     assert_eq!(rows("delete_range=100"), 10_000 - deleted);
-    let inserted = step(&steps, "insert_range=100")
-        .sysbench
-        .as_ref()
-        .unwrap()
-        .events;
+    let inserted = step(&steps, "insert_range=100").sysbench().unwrap().events;
     assert_eq!(rows("insert_range=100"), 10_000 - deleted + inserted);
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(summary.contains("read-only_range=10000"), "{summary}");
@@ -195,7 +188,7 @@ fn quick_runs_the_current_order_with_sysbench_numbers() {
     let ro = step(&steps, "read-only_range=100");
     let hw = ro.hardware.as_ref().unwrap();
     assert_eq!(hw.op, "query");
-    assert_eq!(hw.op_count, ro.sysbench.as_ref().unwrap().queries as f64);
+    assert_eq!(hw.op_count, ro.sysbench().unwrap().queries as f64);
     // 1 s per test: the per-second QPS percentiles need 10 seconds.
     assert_eq!(ro.interval_rate_percentiles.len(), 5);
     assert!(ro.interval_rate_percentiles.values().all(|v| v.is_none()));
@@ -316,7 +309,7 @@ fn writes_do_what_they_report_on_kept_tables() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (run, steps) = read_all(&target_dir(&tmp.path().join("r2"), "sqlite.wal-normal"));
     assert_eq!(run.steps_planned, ["update-index_range=100"]);
-    let events = steps[0].sysbench.as_ref().unwrap().events as i64;
+    let events = steps[0].sysbench().unwrap().events as i64;
     assert_eq!(
         steps[0].ops["event"].rows as i64, events,
         "one row per update"
@@ -385,7 +378,7 @@ fn the_2024_scan_threads_tables_and_text_statements() {
     );
     assert_eq!(steps[0].ops["insert"].rows, 6000);
     assert_eq!(steps[0].ops["index"].count, 2);
-    let rp = steps[1].sysbench.as_ref().unwrap();
+    let rp = steps[1].sysbench().unwrap();
     assert!(rp.custom_range && rp.range == 25);
     assert_eq!(
         rp.statements[0].sql,
@@ -396,13 +389,13 @@ fn the_2024_scan_threads_tables_and_text_statements() {
     );
     for s in &steps[1..] {
         assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-        let x = s.sysbench.as_ref().unwrap();
+        let x = s.sysbench().unwrap();
         assert!(!x.prepared);
         assert!(x.statements.iter().all(|st| !st.prepared), "{}", s.step);
     }
-    assert_eq!(steps[2].sysbench.as_ref().unwrap().threads, 3);
+    assert_eq!(steps[2].sysbench().unwrap().threads, 3);
     let scan = step(&steps, "scan_range=100");
-    let x = scan.sysbench.as_ref().unwrap();
+    let x = scan.sysbench().unwrap();
     assert_eq!((x.threads, x.events, x.planned_s), (2, 2, None));
     // rows of both tables / the step's time, which is rounded to the millisecond.
     let v = scan.headline.value;
@@ -490,7 +483,7 @@ fn cost_and_interval_rates_leave_the_warmup_out() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let (_, steps) = read_all(&target_dir(&out, "sqlite.wal-normal"));
     let s = step(&steps, "point-query_range=100");
-    let x = s.sysbench.as_ref().unwrap();
+    let x = s.sysbench().unwrap();
     assert!(x.warmup_events > 0);
     let hw = s.hardware.as_ref().unwrap();
     // Measured time is 10 s; the interval starts up to 0.25 s (plus a query, plus however late

@@ -46,7 +46,7 @@ fn smoke(target: &str, name: &str, connections: &str, out: &Path, extra: &[&str]
 /// What every run step must show, whatever the engine.
 fn check_step(s: &StepFile) {
     assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
-    let t = s.tpcc.as_ref().expect("a run step has its TPC-C figures");
+    let t = s.tpcc().expect("a run step has its TPC-C figures");
     let held: Vec<(u8, bool)> = t
         .consistency
         .iter()
@@ -111,7 +111,7 @@ fn one_warehouse_on_sqlite_passes_every_consistency_check() {
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0].step, "run");
     check_step(&steps[0]);
-    let t = steps[0].tpcc.as_ref().unwrap();
+    let t = steps[0].tpcc().unwrap();
     assert_eq!(
         (t.mix.as_str(), t.warehouses, t.connections),
         ("standard", 1, 1)
@@ -177,7 +177,7 @@ fn one_warehouse_on_managed_postgres_passes_every_consistency_check() {
     );
     for s in &steps {
         check_step(s);
-        assert_eq!(s.tpcc.as_ref().unwrap().mix, "sysbench");
+        assert_eq!(s.tpcc().unwrap().mix, "sysbench");
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("Scaling: TPC-C by connections"), "{md}");

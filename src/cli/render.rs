@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::summary::{fmt_ms, fmt_num};
-use crate::results::StepFile;
+use crate::results::{IbenchStep, Payload, StepFile};
 use crate::session::{CellBegins, Display, Events, Note, PlanView, Tick};
 
 /// Seconds between status lines when no progress bar is shown.
@@ -223,8 +223,8 @@ impl Events for Terminal {
 
 /// One line per finished step.
 pub fn step_line(s: &StepFile) -> String {
-    let mut line = match &s.sysbench {
-        Some(sb) => {
+    let mut line = match &s.payload {
+        Some(Payload::Sysbench(sb)) => {
             let p99 = s
                 .ops
                 .get("event")
@@ -243,7 +243,7 @@ pub fn step_line(s: &StepFile) -> String {
             }
             l
         }
-        None => format!(
+        Some(Payload::Ibench(_) | Payload::Tpcc(_)) | None => format!(
             "{:>7} {:>7.1} s  {} {}",
             s.step,
             s.duration_s,
@@ -251,7 +251,7 @@ pub fn step_line(s: &StepFile) -> String {
             s.headline.unit
         ),
     };
-    if let Some(sla) = &s.sla {
+    if let Some(Payload::Ibench(IbenchStep { sla: Some(sla), .. })) = &s.payload {
         line.push_str(&format!(
             "  background inserts {} of {} rows/s ({})",
             fmt_num(sla.achieved_rows_per_s),

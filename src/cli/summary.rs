@@ -3,7 +3,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
-use crate::results::StepFile;
+use crate::results::{Payload, Sla, StepFile};
 
 pub use crate::report::number::{
     terminal as fmt_num, terminal_int as fmt_int, terminal_ms_of_us as fmt_ms,
@@ -12,6 +12,14 @@ pub use crate::report::number::{
 pub struct TargetSteps<'a> {
     pub target: &'a str,
     pub steps: &'a [StepFile],
+}
+
+/// The SLA of an Insert Benchmark qr/qp step; other suites' steps have none.
+fn sla_of(p: &Payload) -> Option<&Sla> {
+    match p {
+        Payload::Ibench(i) => i.sla.as_ref(),
+        Payload::Sysbench(_) | Payload::Tpcc(_) => None,
+    }
 }
 
 pub fn table(targets: &[TargetSteps]) -> String {
@@ -29,7 +37,7 @@ pub fn table(targets: &[TargetSteps]) -> String {
     t.set_header(header);
     for ts in targets {
         for s in ts.steps {
-            let sla = match &s.sla {
+            let sla = match s.payload.as_ref().and_then(sla_of) {
                 Some(x) if x.met == Some(true) => format!("met ({:.0}%)", x.ratio * 100.0),
                 Some(x) if x.met == Some(false) => {
                     format!(

@@ -20,15 +20,7 @@ use crate::analysis::welch::MIN_ROUNDS;
 /// the warm-up's.
 fn seconds(s: &StepView) -> Option<Vec<f64>> {
     let series = s.series.as_ref()?;
-    let kind = if s.name.starts_with("l.i") {
-        "insert"
-    } else if s.name.starts_with("qr") || s.name.starts_with("qp") {
-        "query"
-    } else if s.tpcc.is_some() {
-        "new_order"
-    } else {
-        "event"
-    };
+    let kind = super::suite::of(s.suite).headline_kind(s)?;
     let k = series.kind(kind)?;
     let warm = series.kind("warmup");
     let v: Vec<f64> = (0..series.t.len())
@@ -349,6 +341,7 @@ mod tests {
     fn target(name: &str, rounds: &[Vec<f64>]) -> TargetResult {
         let step = |r: &Vec<f64>| StepView {
             name: "l.i1".into(),
+            suite: crate::suites::Suite::Ibench,
             status: crate::results::Status::Ok,
             error: None,
             warnings: vec![],
@@ -361,23 +354,16 @@ mod tests {
             parameters: crate::results::StepParameters {
                 clients: 1,
                 tables: vec!["pi1".into()],
-                rows_per_commit: 50,
-                planned_rows: 1000,
-                rate_per_client: None,
-                deletes: false,
-                queries: None,
             },
             ops: Default::default(),
             rate_percentiles: Default::default(),
-            sla: None,
             metrics: Default::default(),
             not_measured: vec![],
             rough_cpu: vec![],
             devices: vec![],
             group: None,
-            reported: true,
             profiled: false,
-            tpcc: None,
+            payload: None,
             series: Some(Series {
                 t: (1..=r.len()).map(|x| x as f64).collect(),
                 dt: vec![1.0; r.len()],

@@ -555,8 +555,14 @@ mod tests {
                     ..Default::default()
                 });
             }
-            t.steps
-                .push(crate::report::input::step_view(std::path::Path::new("."), f).0);
+            t.steps.push(
+                crate::report::input::step_view(
+                    std::path::Path::new("."),
+                    crate::suites::Suite::Ibench,
+                    f,
+                )
+                .0,
+            );
             t
         };
         let w = warnings(&[with_steps("a", true), with_steps("b", false)]);

@@ -227,7 +227,7 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
         }
         match results::read_step_file(&p) {
             Ok(f) => {
-                let (s, w) = step_view(dir, f);
+                let (s, w) = step_view(dir, run.suite, f);
                 warnings.extend(w);
                 steps.push(s);
             }
@@ -248,7 +248,11 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
 }
 
 /// What the report takes from a step file, and the per-second series it names.
-pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
+pub(crate) fn step_view(
+    dir: &Path,
+    suite: crate::suites::Suite,
+    f: StepFile,
+) -> (StepView, Vec<String>) {
     let mut warnings = Vec::new();
     let series = match &f.series_file {
         Some(name) => {
@@ -308,12 +312,10 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
     };
     (
         StepView {
-            // dbperf writes the group inside the step's `sysbench` object; a top-level `group`
-            // (results written some other way) is read too.
-            group: f.sysbench.as_ref().map(|s| s.group.clone()).or(f.group),
-            reported: f.sysbench.as_ref().is_none_or(|s| s.reported),
+            group: f.group,
             profiled: f.profile.is_some(),
-            tpcc: f.tpcc.clone(),
+            payload: f.payload,
+            suite,
             name: f.step,
             status: f.status,
             error: f.error,
@@ -323,7 +325,6 @@ pub(crate) fn step_view(dir: &Path, f: StepFile) -> (StepView, Vec<String>) {
             parameters: f.parameters,
             ops: f.ops,
             rate_percentiles: f.interval_rate_percentiles,
-            sla: f.sla,
             metrics,
             not_measured,
             rough_cpu,

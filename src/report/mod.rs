@@ -31,6 +31,7 @@ mod residency;
 mod rounds;
 pub mod rules;
 mod scaling;
+mod suite;
 mod sysbench;
 mod target;
 mod tpcc;
@@ -165,11 +166,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 cv_flag_pct: opts.cv_flag_pct,
                 show_pre: opts.show_pre,
             };
-            let mut sec = match suite {
-                Suite::Ibench => ibench::build(&ctx),
-                Suite::Sysbench => sysbench::build(&ctx),
-                Suite::Tpcc => tpcc::build(&ctx),
-            };
+            let mut sec = suite::of(suite).section(&ctx);
             if combos.len() > 1 {
                 at_axes(&mut sec, axes);
             }

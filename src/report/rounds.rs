@@ -5,7 +5,7 @@
 
 use super::target::{StepView, TargetResult};
 use crate::analysis::rounds;
-use crate::results::{OpStats, RunStatus, Sla};
+use crate::results::{OpStats, RunStatus};
 
 fn headline(s: &StepView) -> f64 {
     s.headline.value
@@ -51,10 +51,7 @@ fn step(ok: &[&StepView]) -> StepView {
             )
         })
         .collect();
-    out.sla = rep.sla.as_ref().map(|r| {
-        let items: Vec<&Sla> = ok.iter().filter_map(|s| s.sla.as_ref()).collect();
-        rounds::sla(r, &items)
-    });
+    out.payload = super::suite::of(rep.suite).merge_rounds(rep, ok);
     out
 }
 

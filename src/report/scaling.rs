@@ -301,7 +301,8 @@ fn cs(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
 /// The Insert Benchmark's rows loaded by l.i0 at each level: they grow with the clients (a
 /// table per client) unless the clients share one table.
 fn rows_loaded(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
-    t.step(step).map(|s| s.parameters.planned_rows as f64)
+    t.step(step)
+        .and_then(|s| super::suite::of(t.run.suite).loaded_rows(s))
 }
 
 fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {

@@ -84,7 +84,33 @@ fn qps(s: &StepView) -> Option<f64> {
     Some(s.headline.value)
 }
 
-pub fn build(ctx: &Ctx) -> Section {
+/// sysbench's part of a report.
+pub struct Report;
+
+impl super::suite::SuiteReport for Report {
+    fn section(&self, ctx: &Ctx) -> Section {
+        build(ctx)
+    }
+
+    fn headline_kind(&self, s: &StepView) -> Option<&'static str> {
+        part(s).map(|_| "event")
+    }
+}
+
+/// sysbench's part of a step file; None for its load.
+fn part(s: &StepView) -> Option<&crate::results::SysbenchStep> {
+    match &s.payload {
+        Some(crate::results::Payload::Sysbench(p)) => Some(p),
+        _ => None,
+    }
+}
+
+/// The summary group a step names: its sysbench part's, or a result written some other way's.
+fn stated_group(s: &StepView) -> Option<&str> {
+    part(s).map(|p| p.group.as_str()).or(s.group.as_deref())
+}
+
+fn build(ctx: &Ctx) -> Section {
     let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
     let mut names: Vec<String> = Vec::new();
     for t in &ts {
@@ -100,7 +126,12 @@ pub fn build(ctx: &Ctx) -> Section {
         }
     }
     // The original reports neither its warm-ups (.warm, .warmpre) nor dbperf's load.
-    names.retain(|n| n != "load" && !ts.iter().any(|t| t.step(n).is_some_and(|s| !s.reported)));
+    names.retain(|n| {
+        n != "load"
+            && !ts
+                .iter()
+                .any(|t| t.step(n).and_then(part).is_some_and(|p| !p.reported))
+    });
     // Its report of the current run order leaves the `.pre` runs out too (32 columns); the 2024
     // report kept them (42).
     let current = ts
@@ -115,7 +146,7 @@ pub fn build(ctx: &Ctx) -> Section {
         let stated = ts
             .iter()
             .filter_map(|t| t.step(n))
-            .find_map(|s| s.group.as_deref().and_then(normalize_group));
+            .find_map(|s| stated_group(s).and_then(normalize_group));
         match stated {
             Some(g) => g,
             None => match group_from_name(n) {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::results::series::Series;
-use crate::results::{Headline, OpStats, RunFile, Sla, Status, StepParameters};
+use crate::results::{Headline, OpStats, Payload, RunFile, Status, StepParameters};
 
 /// One target's result: `run.json` plus its step files, in the order they were planned.
 #[derive(Debug, Clone)]
@@ -61,10 +61,13 @@ pub fn shown_name(run: &RunFile) -> String {
 }
 
 /// One step as a report needs it: the step file's numbers, with what the report derives from
-/// them (metric columns, the sysbench group, the series).
+/// them (metric columns, the series). Its suite's part is `payload`, which only that suite's
+/// section reads.
 #[derive(Debug, Clone)]
 pub struct StepView {
     pub name: String,
+    /// The suite of the result it is a step of (its run.json's).
+    pub suite: crate::suites::Suite,
     pub status: Status,
     pub error: Option<String>,
     pub warnings: Vec<String>,
@@ -73,7 +76,6 @@ pub struct StepView {
     pub parameters: StepParameters,
     pub ops: BTreeMap<String, OpStats>,
     pub rate_percentiles: BTreeMap<String, Option<f64>>,
-    pub sla: Option<Sla>,
     /// Hardware cost per operation and the like: the step's `hardware` object mapped to metric
     /// keys, and the top-level numbers of a `metrics` object; None = not measured.
     pub metrics: BTreeMap<String, Option<f64>>,
@@ -83,14 +85,13 @@ pub struct StepView {
     pub rough_cpu: Vec<&'static str>,
     /// IO of each device holding the target's data or logs (`hardware.per_device`).
     pub devices: Vec<crate::results::hardware::DeviceIo>,
-    /// sysbench: the summary group the result names (docs/report.md).
+    /// The summary group a result written some other way names (docs/report.md); dbperf's
+    /// own steps carry theirs in their payload.
     pub group: Option<String>,
-    /// sysbench: false for the original's unreported warm-up runs (`.warm`, `.warmpre`).
-    pub reported: bool,
     /// Taken with `--profile`: perf sampling changes throughput by a few percent.
     pub profiled: bool,
-    /// TPC-C: what the run step measured (NOPM, transactions, consistency).
-    pub tpcc: Option<crate::results::tpcc::TpccStep>,
+    /// What the step's suite measured in its own terms (`results::Payload`).
+    pub payload: Option<Payload>,
     pub series: Option<Series>,
     /// What says whether the step ran in memory or was IO-bound (docs/metrics.md).
     pub residency: crate::analysis::residency::Evidence,

@@ -23,7 +23,7 @@ fn num(v: Option<f64>, why: &str) -> Cell {
 
 /// "12 of 12", or the conditions that did not hold.
 fn consistency(s: &StepView) -> Cell {
-    let Some(t) = &s.tpcc else {
+    let Some(t) = part(s) else {
         return Cell::gap("not a TPC-C run step");
     };
     if t.consistency.is_empty() {
@@ -44,11 +44,7 @@ fn consistency(s: &StepView) -> Cell {
 
 /// Whether every New-Order dbperf counted as committed is in the database.
 fn in_database(s: &StepView) -> Cell {
-    match s
-        .tpcc
-        .as_ref()
-        .map(|t| (t.new_orders_step, t.new_orders_in_database))
-    {
+    match part(s).map(|t| (t.new_orders_step, t.new_orders_in_database)) {
         Some((n, Some(db))) if n == db => Cell::text("yes"),
         Some((n, Some(db))) => Cell::text(format!("no: {n} counted, {db} in the database")),
         _ => Cell::gap("not read"),
@@ -146,10 +142,7 @@ fn row(t: &TargetResult, i: usize, s: &StepView, ctx: &Ctx, tally: &mut confiden
     if ctx.relative {
         cells.push(against_base(t, s, ctx, tally));
     }
-    cells.push(num(
-        s.tpcc.as_ref().map(|x| x.tpm).filter(|_| ok),
-        "not measured",
-    ));
+    cells.push(num(part(s).map(|x| x.tpm).filter(|_| ok), "not measured"));
     for k in TRANSACTIONS {
         let p99 = s
             .ops
@@ -158,10 +151,7 @@ fn row(t: &TargetResult, i: usize, s: &StepView, ctx: &Ctx, tally: &mut confiden
             .map(|o| o.latency_us.p99 / 1000.0);
         cells.push(num(p99, "none ran"));
     }
-    cells.push(num(
-        s.tpcc.as_ref().map(|x| x.retried as f64),
-        "not measured",
-    ));
+    cells.push(num(part(s).map(|x| x.retried as f64), "not measured"));
     cells.push(consistency(s));
     cells.push(in_database(s));
     Row {
@@ -172,7 +162,28 @@ fn row(t: &TargetResult, i: usize, s: &StepView, ctx: &Ctx, tally: &mut confiden
     }
 }
 
-pub fn build(ctx: &Ctx) -> Section {
+/// TPC-C's part of a report.
+pub struct Report;
+
+impl super::suite::SuiteReport for Report {
+    fn section(&self, ctx: &Ctx) -> Section {
+        build(ctx)
+    }
+
+    fn headline_kind(&self, s: &StepView) -> Option<&'static str> {
+        part(s).map(|_| "new_order")
+    }
+}
+
+/// TPC-C's part of a step file; None for its load.
+fn part(s: &StepView) -> Option<&crate::results::tpcc::TpccStep> {
+    match &s.payload {
+        Some(crate::results::Payload::Tpcc(p)) => Some(p),
+        _ => None,
+    }
+}
+
+fn build(ctx: &Ctx) -> Section {
     let mut sec = Section::new(TPCC, "TPC-C");
     sec.blocks.push(Block::Text(
         "New-Orders per minute (NOPM) of each run step, with transactions per minute, each \
@@ -185,7 +196,7 @@ pub fn build(ctx: &Ctx) -> Section {
     let mut tally = confidence::Tally::default();
     for &i in &ctx.idx {
         let t = &ctx.all[i];
-        for s in t.steps.iter().filter(|s| s.tpcc.is_some()) {
+        for s in t.steps.iter().filter(|s| part(s).is_some()) {
             rows.push(row(t, i, s, ctx, &mut tally));
         }
     }

@@ -6,16 +6,28 @@
 pub mod campaign;
 pub mod config_source;
 pub mod hardware;
+pub mod ibench;
 pub mod metric;
+pub mod payload;
 pub mod profile;
 pub mod series;
 pub mod slurm;
 pub mod status;
+mod step;
+pub mod sysbench;
 pub mod tpcc;
+mod upgrade;
 
 pub use campaign::CampaignCell;
 pub use config_source::{ConfigSource, ScaledSetting};
+pub use ibench::{IbenchStep, Sla};
+pub use payload::Payload;
 pub use status::{RunStatus, Status};
+pub use step::{
+    decode_histogram, encode_histogram, percentiles, us, CleanupRecord, Headline, IbenchBuckets,
+    OpStats, Percentiles, StepFile, StepParameters,
+};
+pub use sysbench::{SysbenchStatement, SysbenchStep};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -26,7 +38,9 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::error::{BadInput, SchemaTooNew};
 
-pub const SCHEMA: u32 = 1;
+/// 2 since the step file keeps its suite's part under the suite's name (`ibench`, `sysbench`,
+/// `tpcc`); schema-1 step files are read in that shape (`upgrade`).
+pub const SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tool {
@@ -234,243 +248,6 @@ fn axis_problem(key: &str, value: &str) -> Option<String> {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Headline {
-    pub metric: String,
-    pub value: f64,
-    pub unit: String,
-}
-
-/// Latency summary in microseconds.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Percentiles {
-    pub mean: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p99_9: f64,
-    pub p99_99: f64,
-    pub max: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct OpStats {
-    pub count: u64,
-    pub rows: u64,
-    pub errors: u64,
-    /// `errors` by what each did (docs/metrics.md, "Errors"): the unit of work rolled back and
-    /// restarted, the operation skipped, the step failed. Absent in older files: 0.
-    #[serde(default)]
-    pub retried: u64,
-    #[serde(default)]
-    pub ignored: u64,
-    #[serde(default)]
-    pub failed: u64,
-    pub error_samples: Vec<String>,
-    pub ops_per_s: f64,
-    pub rows_per_s: f64,
-    /// From the intended start (open loop) or the actual start (closed loop).
-    pub latency_us: Percentiles,
-    /// From the actual start of each operation.
-    pub service_us: Percentiles,
-    /// The original's ten response-time buckets (counts), on latency.
-    pub ibench_buckets: IbenchBuckets,
-    /// Largest single latency, milliseconds (the original's maxop).
-    pub max_ms: f64,
-    /// The full latency histogram: HdrHistogram V2 + DEFLATE, base64, nanoseconds.
-    pub hdr_latency: String,
-}
-
-/// Counts of operations per response-time bucket, upper bounds inclusive (spec §2.7).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct IbenchBuckets {
-    pub le_256us: u64,
-    pub le_1ms: u64,
-    pub le_4ms: u64,
-    pub le_16ms: u64,
-    pub le_64ms: u64,
-    pub le_256ms: u64,
-    pub le_1s: u64,
-    pub le_4s: u64,
-    pub le_16s: u64,
-    pub gt_16s: u64,
-}
-
-impl IbenchBuckets {
-    pub fn from_counts(c: &[u64; 10]) -> IbenchBuckets {
-        IbenchBuckets {
-            le_256us: c[0],
-            le_1ms: c[1],
-            le_4ms: c[2],
-            le_16ms: c[3],
-            le_64ms: c[4],
-            le_256ms: c[5],
-            le_1s: c[6],
-            le_4s: c[7],
-            le_16s: c[8],
-            gt_16s: c[9],
-        }
-    }
-
-    pub fn counts(&self) -> [u64; 10] {
-        [
-            self.le_256us,
-            self.le_1ms,
-            self.le_4ms,
-            self.le_16ms,
-            self.le_64ms,
-            self.le_256ms,
-            self.le_1s,
-            self.le_4s,
-            self.le_16s,
-            self.gt_16s,
-        ]
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Sla {
-    pub target_rows_per_s: f64,
-    pub achieved_rows_per_s: f64,
-    pub ratio: f64,
-    pub required_ratio: f64,
-    /// null when the step did not run to its end (failed or interrupted): a partial step's rate
-    /// says nothing about whether the target was sustained.
-    pub met: Option<bool>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CleanupRecord {
-    pub budget_s: u64,
-    pub rule: String,
-    pub actions: Vec<String>,
-    pub work_s: f64,
-    pub slept_s: f64,
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct StepParameters {
-    pub clients: u64,
-    pub tables: Vec<String>,
-    pub rows_per_commit: u64,
-    pub planned_rows: u64,
-    pub rate_per_client: Option<u64>,
-    pub deletes: bool,
-    pub queries: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct StepFile {
-    pub schema: u32,
-    pub step: String,
-    pub status: Status,
-    pub error: Option<String>,
-    /// Conditions that change what the numbers mean (e.g. range queries without their index).
-    #[serde(default)]
-    pub warnings: Vec<String>,
-    pub started_at: String,
-    pub duration_s: f64,
-    pub headline: Headline,
-    pub parameters: StepParameters,
-    pub ops: BTreeMap<String, OpStats>,
-    pub interval_rate_percentiles: BTreeMap<String, Option<f64>>,
-    pub sla: Option<Sla>,
-    pub cleanup: Option<CleanupRecord>,
-    /// Rows in each table after the step, counted only with --count-rows.
-    #[serde(default)]
-    pub table_rows: Option<BTreeMap<String, u64>>,
-    /// null when the step failed before it started.
-    pub series_file: Option<String>,
-    /// What the step cost the host, the server and dbperf (docs/metrics.md, "Hardware").
-    #[serde(default)]
-    pub hardware: Option<hardware::Hardware>,
-    /// The DBMS's own counters over the step and the write amplification they imply.
-    #[serde(default)]
-    pub dbms: Option<hardware::DbmsCounters>,
-    /// What a sysbench microbenchmark step ran and its numbers in sysbench's terms; absent in
-    /// Insert Benchmark steps, in the sysbench `load` step and in files written before the
-    /// sysbench suite existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sysbench: Option<SysbenchStep>,
-    /// What a TPC-C run step measured (docs/tpcc.md); absent in other suites' steps and in
-    /// the TPC-C load.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tpcc: Option<tpcc::TpccStep>,
-    /// The CPU profile of the step's measured time, with `dbperf run --profile`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<profile::StepProfile>,
-    /// Files beside this one holding the engine's own status reports at the end of the step
-    /// (`<step>.<report>.txt`: SHOW ENGINE INNODB STATUS, SHOW GLOBAL STATUS, RocksDB's stats,
-    /// PostgreSQL's pg_stat views), for a person to read; nothing is computed from them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diagnostics: Vec<String>,
-    /// Metrics of results written some other way than by dbperf (docs/report.md): top-level
-    /// numbers become report columns. dbperf itself never writes it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<serde_json::Map<String, serde_json::Value>>,
-    /// The sysbench summary group of results written some other way (dbperf writes
-    /// `sysbench.group`); never written by dbperf.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-}
-
-/// A sysbench microbenchmark step (docs/sysbench.md defines every field).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SysbenchStep {
-    /// The microbenchmark, e.g. `point-query`.
-    pub test: String,
-    /// `""`, `"pre"`, `"warm"` or `"warmpre"`.
-    pub variant: String,
-    /// The original's report label `<test>[.<variant>]_range=<R>`, equal to the step name.
-    pub label: String,
-    pub range: u64,
-    /// `unused`, `in_list`, `between` or `range_size`.
-    pub range_use: String,
-    /// The range was asked for with `--tests <test>_range=<R>`, not taken from the run order.
-    pub custom_range: bool,
-    /// `point`, `range`, `range_agg` or `write`.
-    pub group: String,
-    pub group_title: String,
-    /// The original's 2024 three-way split by name: `point`, `range` or `write`.
-    pub group_2024: String,
-    /// false for the warm-ups (`.warm`, `.warmpre`), which the original does not report.
-    pub reported: bool,
-    /// The original's Lua script and flags.
-    pub original: String,
-    /// Every event is one transaction (BEGIN ... COMMIT).
-    pub transaction: bool,
-    /// `uniform` or `zipfian`.
-    pub keys: String,
-    pub prepared: bool,
-    pub threads: u64,
-    pub tables: u64,
-    pub rows_per_table: u64,
-    /// Planned seconds of measurement; null when every thread runs one event.
-    pub planned_s: Option<u64>,
-    pub warmup_s: f64,
-    /// The statements of one event on sbtest1, as sent.
-    pub statements: Vec<SysbenchStatement>,
-    pub statements_per_event: u64,
-    pub events: u64,
-    pub events_per_s: f64,
-    pub warmup_events: u64,
-    pub queries: u64,
-    pub queries_per_s: f64,
-    pub reads: u64,
-    pub writes: u64,
-    pub other: u64,
-    pub errors: u64,
-    pub scan_rows_per_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SysbenchStatement {
-    pub sql: String,
-    pub per_event: u64,
-    pub prepared: bool,
-}
-
 /// Writes JSON to `path` atomically and durably: readers see the old file or the whole new one,
 /// also after a crash or a power cut (the file and then its directory are synced).
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
@@ -592,12 +369,6 @@ pub fn read_checked(path: &Path) -> anyhow::Result<serde_json::Value> {
     })
 }
 
-/// A result file parsed straight into its type (no intermediate JSON tree, which would cost
-/// many times the text).
-pub(crate) fn read_versioned<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    parse_versioned(path, &read_gated(path)?)
-}
-
 /// A record that drives an action (see `read_gated_record`), parsed straight into its type.
 pub(crate) fn read_versioned_record<T: DeserializeOwned>(
     path: &Path,
@@ -704,8 +475,33 @@ pub fn read_step(dir: &Path, step: &str) -> anyhow::Result<StepFile> {
 }
 
 /// A step file given by its path (`dbperf writeamp <file>`, the report's extra step files).
+/// One of schema 1 is read in schema 2's shape (`upgrade::step_v1`).
 pub fn read_step_file(path: &Path) -> anyhow::Result<StepFile> {
-    read_versioned(path)
+    let text = read_gated(path)?;
+    if schema_of(&text) >= 2 {
+        return parse_versioned(path, &text);
+    }
+    let mut v: serde_json::Value = parse_versioned(path, &text)?;
+    if let Some(m) = v.as_object_mut() {
+        upgrade::step_v1(m);
+    }
+    serde_json::from_value(v).map_err(|e| {
+        BadInput(format!(
+            "{} does not match the result schema: {}",
+            path.display(),
+            crate::untrusted::json_error(&e)
+        ))
+        .into()
+    })
+}
+
+/// The `schema` of a file the gate let through (it has one, no newer than this dbperf's).
+fn schema_of(text: &str) -> u64 {
+    serde_json::from_str::<SchemaOnly>(text)
+        .ok()
+        .and_then(|p| p.schema)
+        .and_then(|s| s.as_u64())
+        .unwrap_or(0)
 }
 
 /// Whether `p` names anything at all, a link or a FIFO included: result directories are found,
@@ -728,94 +524,6 @@ pub fn beside(step_file_dir: &Path, name: &str) -> anyhow::Result<std::path::Pat
         ))
         .into())
     }
-}
-
-/// Microseconds with 3 decimals (ns precision is noise at this resolution).
-pub fn us(ns: u64) -> f64 {
-    (ns as f64 / 1000.0 * 1000.0).round() / 1000.0
-}
-
-pub fn percentiles(h: &hdrhistogram::Histogram<u64>, exact_max_ns: u64) -> Percentiles {
-    if h.is_empty() {
-        return Percentiles {
-            mean: 0.0,
-            p50: 0.0,
-            p90: 0.0,
-            p99: 0.0,
-            p99_9: 0.0,
-            p99_99: 0.0,
-            max: 0.0,
-        };
-    }
-    // HDR reports the top of a value's bucket, which can exceed the exact maximum by up to 0.1%;
-    // no percentile may claim more than the slowest operation took.
-    let q = |x: f64| us(h.value_at_quantile(x).min(exact_max_ns));
-    Percentiles {
-        mean: (h.mean() / 1000.0 * 1000.0).round() / 1000.0,
-        p50: q(0.5),
-        p90: q(0.9),
-        p99: q(0.99),
-        p99_9: q(0.999),
-        p99_99: q(0.9999),
-        max: us(exact_max_ns),
-    }
-}
-
-pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
-    use base64::Engine;
-    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-    let mut buf = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(h, &mut buf)
-        .expect("serializing to memory");
-    base64::engine::general_purpose::STANDARD.encode(buf)
-}
-
-pub fn decode_histogram(s: &str) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
-    use base64::Engine;
-    use std::io::Read;
-    const V2: u32 = 0x1c84_9313;
-    const V2_DEFLATE: u32 = 0x1c84_9314;
-    /// The V2 header: cookie, payload length, normalizing offset, digits, low, high, ratio.
-    const HEADER: usize = 40;
-    /// Far above any histogram dbperf writes (a few hundred KiB at most uncompressed).
-    const MAX_BYTES: u64 = 4 << 20;
-    let be32 = |b: &[u8], at: usize| {
-        b.get(at..at + 4)
-            .map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
-    };
-    let bytes = base64::engine::general_purpose::STANDARD.decode(s)?;
-    // hdrhistogram allocates the payload length the header states before reading it: a damaged
-    // or made-up file could ask for 4 GiB in 40 bytes (found by tests/fuzz.rs). So the payload
-    // is inflated here, within a bound, and its length checked against the bytes really there.
-    let v2 = match be32(&bytes, 0) {
-        Some(V2_DEFLATE) => {
-            let mut out = Vec::new();
-            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
-                .take(MAX_BYTES)
-                .read_to_end(&mut out)
-                .map_err(|e| anyhow::anyhow!("bad histogram: {e}"))?;
-            out
-        }
-        Some(V2) => bytes,
-        _ => anyhow::bail!("bad histogram: not an HdrHistogram V2 encoding"),
-    };
-    match be32(&v2, 4) {
-        Some(len) if len as usize <= v2.len().saturating_sub(HEADER) => {}
-        _ => anyhow::bail!("bad histogram: its header announces more counts than it holds"),
-    }
-    // The precision decides the size of the counts array (27 MiB at 5 digits over an hour):
-    // dbperf records 3.
-    match be32(&v2, 12) {
-        Some(d) if d <= 3 => {}
-        d => anyhow::bail!(
-            "bad histogram: {} significant digits, dbperf records 3",
-            d.unwrap_or(0)
-        ),
-    }
-    let mut d = hdrhistogram::serialization::Deserializer::new();
-    d.deserialize(&mut &v2[..])
-        .map_err(|e| anyhow::anyhow!("bad histogram: {e:?}"))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::suite::{
 };
 use crate::dbms::Dbms;
 use crate::metrics;
-use crate::results::{Headline, Sla, Status, StepFile, StepParameters, SCHEMA};
+use crate::results::{Headline, IbenchStep, Payload, Sla, Status, StepFile, StepParameters};
 use crate::runner::{SecondRow, StepMeasurement};
 use crate::workload::common::cleanup::Cleanup;
 use crate::workload::ibench::{
@@ -261,17 +261,24 @@ impl Ticker for IbenchTicker {
     }
 }
 
-pub fn parameters(p: &IbenchParams, def: &StepDef) -> StepParameters {
-    let tables = p.tables();
+/// Every step's setup: its clients and their tables.
+fn parameters(p: &IbenchParams, def: &StepDef) -> StepParameters {
     StepParameters {
         clients: def.clients,
-        tables: tables.into_iter().take(def.clients as usize).collect(),
+        tables: p.tables().into_iter().take(def.clients as usize).collect(),
+    }
+}
+
+/// The Insert Benchmark's part of the step file: the step's shape and its SLA.
+fn payload(def: &StepDef, sla: Option<Sla>) -> Payload {
+    Payload::Ibench(IbenchStep {
         rows_per_commit: def.rows_per_commit,
         planned_rows: def.planned_rows(),
         rate_per_client: def.rate_per_client,
         deletes: def.deletes,
         queries: def.queries.map(|q| format!("{q:?}").to_lowercase()),
-    }
+        sla,
+    })
 }
 
 struct StepRecord<'a> {
@@ -301,43 +308,31 @@ fn step_file(r: StepRecord) -> StepFile {
         }
     }
     let outcome = r.outcome;
-    StepFile {
-        schema: SCHEMA,
-        step: step.clone(),
-        status: r.status,
-        error: r.error,
-        warnings: r.warnings,
-        started_at: r.started_at,
-        duration_s: round3(secs),
-        headline: Headline {
-            metric: metric.to_string(),
-            value: round3(outcome.map(|o| o.headline_value).unwrap_or(0.0)),
-            unit: unit.to_string(),
-        },
-        parameters: parameters(r.params, r.def),
-        ops,
-        interval_rate_percentiles: outcome
-            .map(|o| o.interval_percentiles.iter().cloned().collect())
-            .unwrap_or_default(),
-        sla: outcome
-            .and_then(|o| o.sla)
-            .map(|(target, achieved, met)| Sla {
-                target_rows_per_s: target,
-                achieved_rows_per_s: round3(achieved),
-                ratio: round3(achieved / target),
-                required_ratio: SLA_FRACTION,
-                met: (r.status == Status::Ok).then_some(met),
-            }),
-        cleanup: r.cleanup.map(cleanup_record),
-        table_rows: r.table_rows,
-        series_file: None,
-        hardware: None,
-        dbms: None,
-        sysbench: None,
-        tpcc: None,
-        profile: None,
-        diagnostics: Vec::new(),
-        metrics: None,
-        group: None,
-    }
+    let sla = outcome
+        .and_then(|o| o.sla)
+        .map(|(target, achieved, met)| Sla {
+            target_rows_per_s: target,
+            achieved_rows_per_s: round3(achieved),
+            ratio: round3(achieved / target),
+            required_ratio: SLA_FRACTION,
+            met: (r.status == Status::Ok).then_some(met),
+        });
+    let headline = Headline {
+        metric: metric.to_string(),
+        value: round3(outcome.map(|o| o.headline_value).unwrap_or(0.0)),
+        unit: unit.to_string(),
+    };
+    let mut f = StepFile::blank(step, r.started_at, headline, parameters(r.params, r.def));
+    f.status = r.status;
+    f.error = r.error;
+    f.warnings = r.warnings;
+    f.duration_s = round3(secs);
+    f.ops = ops;
+    f.interval_rate_percentiles = outcome
+        .map(|o| o.interval_percentiles.iter().cloned().collect())
+        .unwrap_or_default();
+    f.cleanup = r.cleanup.map(cleanup_record);
+    f.table_rows = r.table_rows;
+    f.payload = Some(payload(r.def, sla));
+    f
 }

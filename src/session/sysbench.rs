@@ -14,7 +14,7 @@ use crate::dbms::Dbms;
 use crate::metrics;
 use crate::results::hardware::{DbmsCounters, Hardware};
 use crate::results::{
-    Headline, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep, SCHEMA,
+    Headline, Payload, Status, StepFile, StepParameters, SysbenchStatement, SysbenchStep,
 };
 use crate::runner::SecondRow;
 use crate::workload::sysbench::roles::{EVENT, INDEX, INSERT, KINDS, WARMUP};
@@ -190,47 +190,32 @@ impl Steps for SysbenchSteps {
 
     fn failed_before(&self, i: usize, error: String, started_at: String) -> StepFile {
         let p = &self.sb.params;
-        StepFile {
-            schema: SCHEMA,
-            step: self.name(i),
-            status: Status::Failed,
-            error: Some(error),
-            warnings: Vec::new(),
+        let headline = Headline {
+            metric: "queries_per_s".into(),
+            value: 0.0,
+            unit: "queries/s".into(),
+        };
+        let mut f = StepFile::blank(
+            self.name(i),
             started_at,
-            duration_s: 0.0,
-            headline: Headline {
-                metric: "queries_per_s".into(),
-                value: 0.0,
-                unit: "queries/s".into(),
-            },
-            parameters: StepParameters {
-                clients: p.threads,
-                tables: p.table_names(),
-                rows_per_commit: 0,
-                planned_rows: 0,
-                rate_per_client: None,
-                deletes: false,
-                queries: None,
-            },
-            ops: BTreeMap::new(),
-            interval_rate_percentiles: BTreeMap::new(),
-            sla: None,
-            cleanup: None,
-            table_rows: None,
-            series_file: None,
-            sysbench: None,
-            tpcc: None,
-            profile: None,
-            diagnostics: Vec::new(),
-            metrics: None,
-            group: None,
-            hardware: None,
-            dbms: None,
-        }
+            headline,
+            self.parameters(p.threads),
+        );
+        f.status = Status::Failed;
+        f.error = Some(error);
+        f
     }
 }
 
 impl SysbenchSteps {
+    /// Every step's setup: its threads and the tables.
+    fn parameters(&self, clients: u64) -> StepParameters {
+        StepParameters {
+            clients,
+            tables: self.sb.params.table_names(),
+        }
+    }
+
     fn finish_load(
         &mut self,
         measured: Measured,
@@ -259,43 +244,22 @@ impl SysbenchSteps {
         let table_rows = (cx.count_rows && status != Status::Failed)
             .then(|| count_rows(&self.dbms, &p.table_names(), cx))
             .flatten();
-        StepFile {
-            schema: SCHEMA,
-            step: LOAD.into(),
-            status,
-            error: m.failure.clone(),
-            warnings: measured.warnings.clone(),
-            started_at,
-            duration_s: round3(secs),
-            headline: Headline {
-                metric: "inserts_per_s".into(),
-                value: round3(self.sb.load_rate(m)),
-                unit: "rows/s".into(),
-            },
-            parameters: StepParameters {
-                clients: 1,
-                tables: p.table_names(),
-                rows_per_commit: p.load_batch_rows,
-                planned_rows: p.rows * p.tables,
-                rate_per_client: None,
-                deletes: false,
-                queries: None,
-            },
-            ops,
-            interval_rate_percentiles: BTreeMap::new(),
-            sla: None,
-            cleanup: None,
-            table_rows,
-            series_file: measured.series_file.clone(),
-            sysbench: None,
-            tpcc: None,
-            profile: None,
-            diagnostics: Vec::new(),
-            metrics: None,
-            group: None,
-            hardware: Some(hw),
-            dbms: Some(counters),
-        }
+        let headline = Headline {
+            metric: "inserts_per_s".into(),
+            value: round3(self.sb.load_rate(m)),
+            unit: "rows/s".into(),
+        };
+        let mut f = StepFile::blank(LOAD.into(), started_at, headline, self.parameters(1));
+        f.status = status;
+        f.error = m.failure.clone();
+        f.warnings = measured.warnings.clone();
+        f.duration_s = round3(secs);
+        f.ops = ops;
+        f.table_rows = table_rows;
+        f.series_file = measured.series_file.clone();
+        f.hardware = Some(hw);
+        f.dbms = Some(counters);
+        f
     }
 
     fn finish_test(
@@ -343,43 +307,25 @@ impl SysbenchSteps {
         let table_rows = (cx.count_rows && status != Status::Failed)
             .then(|| count_rows(&self.dbms, &p.table_names(), cx))
             .flatten();
-        StepFile {
-            schema: SCHEMA,
-            step: label,
-            status,
-            error,
-            warnings: measured.warnings.clone(),
-            started_at,
-            duration_s: round3(o.measured_s),
-            headline: Headline {
-                metric: o.headline_metric.into(),
-                value: round3(o.headline_value),
-                unit: o.headline_unit.into(),
-            },
-            parameters: StepParameters {
-                clients: threads,
-                tables: p.table_names(),
-                rows_per_commit: 0,
-                planned_rows: 0,
-                rate_per_client: None,
-                deletes: false,
-                queries: None,
-            },
-            ops,
-            interval_rate_percentiles: o.interval_percentiles.iter().cloned().collect(),
-            sla: None,
-            cleanup,
-            table_rows,
-            series_file: measured.series_file.clone(),
-            sysbench: Some(sysbench),
-            tpcc: None,
-            profile: None,
-            diagnostics: Vec::new(),
-            metrics: None,
-            group: None,
-            hardware: Some(hw),
-            dbms: Some(counters),
-        }
+        let headline = Headline {
+            metric: o.headline_metric.into(),
+            value: round3(o.headline_value),
+            unit: o.headline_unit.into(),
+        };
+        let mut f = StepFile::blank(label, started_at, headline, self.parameters(threads));
+        f.status = status;
+        f.error = error;
+        f.warnings = measured.warnings.clone();
+        f.duration_s = round3(o.measured_s);
+        f.ops = ops;
+        f.interval_rate_percentiles = o.interval_percentiles.iter().cloned().collect();
+        f.cleanup = cleanup;
+        f.table_rows = table_rows;
+        f.series_file = measured.series_file.clone();
+        f.payload = Some(Payload::Sysbench(sysbench));
+        f.hardware = Some(hw);
+        f.dbms = Some(counters);
+        f
     }
 
     /// The step file's `sysbench` section: what the test is and what it counted.

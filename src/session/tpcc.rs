@@ -12,7 +12,7 @@ use super::suite::{count_rows, op_stats, round3, status_of, FinishCx, Steps, Sui
 use crate::dbms::{Dbms, SqlDialect};
 use crate::metrics;
 use crate::results::tpcc::{TpccStep, TpccTransaction};
-use crate::results::{Headline, Status, StepFile, StepParameters, SCHEMA};
+use crate::results::{Headline, Payload, Status, StepFile, StepParameters};
 use crate::runner::{Lifetime, Pace, Role, RoleSpec, SecondRow, StepPlan};
 use crate::workload::common::rand::{rng, stream_seed};
 use crate::workload::common::stop::Stop;
@@ -250,43 +250,19 @@ impl TpccSteps {
             None => ("inserts_per_s", "rows/s", self.load_connections()),
             Some(c) => ("nopm", "New-Orders/min", c),
         };
-        StepFile {
-            schema: SCHEMA,
-            step: self.name(i),
-            status,
-            error,
-            warnings: Vec::new(),
-            started_at,
-            duration_s: 0.0,
-            headline: Headline {
-                metric: metric.into(),
-                value: 0.0,
-                unit: unit.into(),
-            },
-            parameters: StepParameters {
-                clients,
-                tables: self.p.table_names(),
-                rows_per_commit: 0,
-                planned_rows: 0,
-                rate_per_client: None,
-                deletes: false,
-                queries: None,
-            },
-            ops: BTreeMap::new(),
-            interval_rate_percentiles: BTreeMap::new(),
-            sla: None,
-            cleanup: None,
-            table_rows: None,
-            series_file: None,
-            sysbench: None,
-            tpcc: None,
-            profile: None,
-            diagnostics: Vec::new(),
-            metrics: None,
-            group: None,
-            hardware: None,
-            dbms: None,
-        }
+        let headline = Headline {
+            metric: metric.into(),
+            value: 0.0,
+            unit: unit.into(),
+        };
+        let parameters = StepParameters {
+            clients,
+            tables: self.p.table_names(),
+        };
+        let mut f = StepFile::blank(self.name(i), started_at, headline, parameters);
+        f.status = status;
+        f.error = error;
+        f
     }
 
     fn finish_load(
@@ -321,7 +297,6 @@ impl TpccSteps {
         f.warnings = measured.warnings.clone();
         f.duration_s = round3(secs);
         f.headline.value = round3(inserted as f64 / secs.max(1e-9));
-        f.parameters.planned_rows = load::planned_rows(self.p.warehouses);
         f.ops
             .insert(KINDS[INSERT].to_string(), op_stats(&m.kinds[INSERT], secs));
         f.table_rows = (cx.count_rows && status == Status::Ok)
@@ -472,7 +447,7 @@ impl TpccSteps {
             .then(|| count_rows(&self.dbms, &p.table_names(), cx))
             .flatten();
         f.series_file = measured.series_file.clone();
-        f.tpcc = Some(tpcc);
+        f.payload = Some(Payload::Tpcc(tpcc));
         f.hardware = Some(hw);
         f.dbms = Some(counters);
         f

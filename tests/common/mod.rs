@@ -5,6 +5,39 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use dbperf::results::{self, RunFile, StepFile};
+use dbperf::results::{tpcc::TpccStep, IbenchStep, Payload, Sla, SysbenchStep};
+
+/// A step file's suite part, for tests that read one suite's figures.
+pub trait Parts {
+    fn ibench(&self) -> Option<&IbenchStep>;
+    fn sysbench(&self) -> Option<&SysbenchStep>;
+    fn tpcc(&self) -> Option<&TpccStep>;
+    /// The SLA of an Insert Benchmark qr/qp step.
+    fn sla(&self) -> Option<&Sla> {
+        self.ibench().and_then(|p| p.sla.as_ref())
+    }
+}
+
+impl Parts for StepFile {
+    fn ibench(&self) -> Option<&IbenchStep> {
+        match &self.payload {
+            Some(Payload::Ibench(p)) => Some(p),
+            _ => None,
+        }
+    }
+    fn sysbench(&self) -> Option<&SysbenchStep> {
+        match &self.payload {
+            Some(Payload::Sysbench(p)) => Some(p),
+            _ => None,
+        }
+    }
+    fn tpcc(&self) -> Option<&TpccStep> {
+        match &self.payload {
+            Some(Payload::Tpcc(p)) => Some(p),
+            _ => None,
+        }
+    }
+}
 
 pub mod chromium;
 
@@ -169,7 +202,7 @@ pub fn check_cost_interval(steps: &[StepFile]) {
             s.step,
             h.op_count
         );
-        let expected = match (h.op.as_str(), &s.sysbench) {
+        let expected = match (h.op.as_str(), s.sysbench()) {
             (_, Some(sb)) => Some(sb.queries),
             ("insert", None) => Some(s.ops["insert"].rows),
             ("query", None) => Some(s.ops["query"].count),

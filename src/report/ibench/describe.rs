@@ -1,7 +1,7 @@
 //! The sentences that open the Insert Benchmark's section and each step's: what was run, with
 //! which parameters, and what the headline is.
 
-use super::steps::is_qrqp;
+use super::steps::{is_qrqp, part};
 use crate::report::context::Ctx;
 use crate::report::number;
 
@@ -72,7 +72,7 @@ pub fn describe_step(ctx: &Ctx, step: &str) -> String {
         .filter_map(|i| ctx.all[*i].step(step))
         .find(|s| s.ok())
         .or_else(|| ctx.idx.iter().find_map(|i| ctx.all[*i].step(step)));
-    let p = sv.map(|s| &s.parameters);
+    let p = sv.and_then(part);
     let deletes = p.is_some_and(|p| p.deletes);
     let rpc = p
         .map(|p| p.rows_per_commit)

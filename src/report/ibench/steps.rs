@@ -3,6 +3,20 @@
 
 use crate::report::model::{Column, Kind, Table};
 use crate::report::target::{StepView, TargetResult};
+use crate::results::{IbenchStep, Payload, Sla};
+
+/// The Insert Benchmark's part of a step file; None for another suite's step.
+pub fn part(s: &StepView) -> Option<&IbenchStep> {
+    match &s.payload {
+        Some(Payload::Ibench(p)) => Some(p),
+        _ => None,
+    }
+}
+
+/// The SLA of a qr/qp step's background inserts.
+pub fn sla(s: &StepView) -> Option<&Sla> {
+    part(s).and_then(|p| p.sla.as_ref())
+}
 
 const LOADS: [&str; 4] = ["l.i0", "l.x", "l.i1", "l.i2"];
 

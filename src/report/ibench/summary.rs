@@ -2,7 +2,7 @@
 //! SLA grey, the same relative to the base with verdicts, and the background insert rates of
 //! the qr/qp steps against their target.
 
-use super::steps::{headline, is_qrqp, table};
+use super::steps::{headline, is_qrqp, sla, table};
 use crate::report::common::{rel_legend, state, State};
 use crate::report::confidence::{self, Tally};
 use crate::report::context::Ctx;
@@ -66,7 +66,7 @@ fn absolute(ctx: &Ctx, steps: &[String], cols: &[Column]) -> (Table, Grid) {
             match state(t, s) {
                 State::Ok(v) => {
                     let h = headline(v);
-                    let sla_ok = v.sla.as_ref().and_then(|x| x.met) != Some(false);
+                    let sla_ok = sla(v).and_then(|x| x.met) != Some(false);
                     let mut c = match h {
                         Some(h) => Cell::num(h, number::rate(h)),
                         None => Cell::gap("no headline"),
@@ -215,7 +215,7 @@ fn background_inserts(ctx: &Ctx, steps: &[String]) -> Option<Table> {
 /// A step's achieved background insert rate, red when it missed the SLA; its target goes into
 /// `targets` for the last row.
 fn achieved(v: &StepView, targets: &mut Vec<f64>) -> Cell {
-    match &v.sla {
+    match sla(v) {
         Some(x) => {
             targets.push(x.target_rows_per_s);
             let cell = Cell::num(x.achieved_rows_per_s, number::rate(x.achieved_rows_per_s))
@@ -246,7 +246,7 @@ fn target_cell(v: &[f64]) -> Cell {
 }
 
 fn sla_note(v: &StepView) -> String {
-    match &v.sla {
+    match sla(v) {
         Some(x) => format!(
             "background inserts {} of {} rows/s ({:.1}%): SLA {}",
             number::rate(x.achieved_rows_per_s),
