@@ -245,7 +245,10 @@ fn find(c: &Checked) -> anyhow::Result<(String, Vec<Series>, Vec<changes::Change
     let mut h = History::open(c.location.clone(), c.deadline)?;
     let series = h.series(&c.filter)?;
     let found = changes::find(&series, &c.opts, c.min_change);
-    Ok((h.location.describe(), series, found))
+    for name in &found.cut_short {
+        say!("{name}: {CUT_SHORT}");
+    }
+    Ok((h.location.describe(), series, found.changes))
 }
 
 fn report(a: ReportArgs) -> anyhow::Result<i32> {
@@ -365,15 +368,20 @@ fn detect(a: DetectArgs) -> anyhow::Result<i32> {
             ))
         })?);
     }
-    for x in batch {
-        let idx: Vec<String> = changepoint::detect(&x, &opts)
-            .iter()
-            .map(|c| c.index.to_string())
-            .collect();
+    for (n, x) in batch.iter().enumerate() {
+        let found = changepoint::detect(x, &opts);
+        if !found.complete {
+            say!("line {}: {CUT_SHORT}", n + 1);
+        }
+        let idx: Vec<String> = found.changes.iter().map(|c| c.index.to_string()).collect();
         out!("{}", idx.join(","));
     }
     Ok(super::EXIT_OK)
 }
+
+/// What is said of a series whose change-point search stopped at its budget of work.
+const CUT_SHORT: &str = "the change-point search stopped at its budget of work \
+    (docs/history.md, \"Method\", item 9): changes in the segments it did not reach are missing";
 
 /// The numbers of one line (separated by commas, spaces or tabs), or the first token that is
 /// not a finite number.

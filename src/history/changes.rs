@@ -47,13 +47,27 @@ pub struct Change {
     pub config_changed: bool,
 }
 
+/// The changes of the series searched, and the series whose search stopped at its budget.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub changes: Vec<Change>,
+    /// The names ([`name`]) of the series whose search stopped at its budget of work
+    /// (`changepoint::budget`): changes in the segments it did not reach are missing.
+    pub cut_short: Vec<String>,
+}
+
 /// Change points of every series, dropping those whose relative change is below `min_change`
 /// (a fraction; 0 keeps all).
-pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
+pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Found {
     let mut out = Vec::new();
+    let mut cut_short = Vec::new();
     for s in series {
         let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-        for cp in changepoint::detect(&values, opts) {
+        let found = changepoint::detect(&values, opts);
+        if !found.complete {
+            cut_short.push(name(&s.target, &s.step, &s.op, &s.metric));
+        }
+        for cp in found.changes {
             let rel = cp.relative;
             // A change of spread is as large as the spread's change, not the level's.
             let size = match cp.kind {
@@ -94,7 +108,10 @@ pub fn find(series: &[Series], opts: &Options, min_change: f64) -> Vec<Change> {
             });
         }
     }
-    out
+    Found {
+        changes: out,
+        cut_short,
+    }
 }
 
 /// The size of a change as the outputs print it: "-20.1% (95%: -22.0% to -18.2%)" for a
@@ -237,7 +254,7 @@ mod tests {
             .collect();
         let b: Vec<String> = (0..20).map(|i| format!("3.{i}")).collect();
         let b: Vec<&str> = b.iter().map(String::as_str).collect();
-        let c = find(&[series(&v, &b)], &Options::default(), 0.0);
+        let c = find(&[series(&v, &b)], &Options::default(), 0.0).changes;
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(c[0].index, 10);
         assert_eq!(
@@ -251,7 +268,9 @@ mod tests {
         );
         assert!(!c[0].host_changed);
         // Below the smallest change asked for, it is dropped.
-        assert!(find(&[series(&v, &b)], &Options::default(), 0.25).is_empty());
+        assert!(find(&[series(&v, &b)], &Options::default(), 0.25)
+            .changes
+            .is_empty());
         let csv = to_csv(&c);
         assert_eq!(csv.lines().count(), 2);
         assert!(csv

@@ -416,7 +416,7 @@ mod tests {
         let stepped = series("headline", &v);
         let all = [flat, stepped];
         let opts = Options::default();
-        let found = changes::find(&all, &opts, 0.0);
+        let found = changes::find(&all, &opts, 0.0).changes;
         assert_eq!(found.len(), 1, "{found:?}");
         let filter = Filter::default();
         let html = render(&Page {

@@ -13,7 +13,7 @@ use super::prepare::median;
 /// The fewest runs of a segment tested for a pair of changes: the noise's persistence is
 /// estimated from the segment with the pair taken out, and in fewer runs that estimate was
 /// far too low (pairs were found in 15 runs of AR(1) noise with φ 0.6 after a step).
-const PAIR_LEAST: usize = 2 * LOCAL_POINTS;
+pub const PAIR_LEAST: usize = 2 * LOCAL_POINTS;
 /// The smallest variance, as in fit.rs: a noiseless dip is a pair with p ~ 0.
 const VAR_FLOOR: f64 = 1e-12;
 
@@ -125,7 +125,7 @@ fn edge_ts(level: &[f64], s: usize, e: usize, v: f64) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{detect, Options};
+    use super::super::{tests::detect, Options};
 
     /// Deterministic noise of sd about 1: a sum of 12 uniforms (xorshift), less 6.
     fn noise(seed: u64, n: usize) -> Vec<f64> {

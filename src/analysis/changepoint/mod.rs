@@ -10,7 +10,9 @@
 //! before anything is tested. Two changes a few dozen runs apart (a dip) hide each other from
 //! those tests, so every short interval is also scored as a pair of changes, and the likeliest
 //! tested as one (dip.rs, scan.rs). p-values come from the tests' limiting laws, with no random
-//! draws: the same series always gives the same changes, and fast.
+//! draws: the same series always gives the same changes, and fast. Each split is the surest
+//! candidate, or of clear steps as sure the one nearest the middle (segment.rs, `choose`), so
+//! the segments halve and the search is n·log n; a budget of work bounds any series ([`budget`]).
 
 mod dip;
 mod dist;
@@ -67,25 +69,76 @@ pub struct ChangePoint {
     pub sd_after: f64,
 }
 
+/// What the search of one series found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detection {
+    /// The change points, in index order.
+    pub changes: Vec<ChangePoint>,
+    /// False when the search stopped at its budget of work ([`budget`]) with segments left
+    /// untested: their changes are then missing from `changes`.
+    pub complete: bool,
+    /// The points of the segments tested, summed: the search's work.
+    pub work: u64,
+}
+
+/// Tests per point and level of halving that the search may spend: binary segmentation whose
+/// splits halve the segments tests each point about once per level, log2(n / 20) + 2 times in
+/// a series with a change every 20 runs (17 times in a million runs), and splits at random
+/// places cost about 1.4 times that.
+const WORK_PER_LEVEL: u64 = 4;
+/// The budget of any series: 2^24 points of segments, more than a series of 8,000 runs can
+/// take however its splits fall, so a shorter one is always searched whole.
+const WORK_LEAST: u64 = 1 << 24;
+
+/// The most work (points of segments tested) the search of a series of `n` points does:
+/// 4·n·(⌊log2 n⌋ + 1), at least 2^24. Each split is the surest candidate of its segment (or,
+/// of clear steps about as sure, the one nearest the middle), so a series made for it can
+/// still have its splits all near one end, and each test then costs nearly the whole series:
+/// unbounded, the work grows as n², some 2.5·10^10 points tested for 10^6 runs with a change
+/// every 20 (over half an hour).
+pub fn budget(n: usize) -> u64 {
+    let levels = u64::from(usize::BITS - n.leading_zeros());
+    WORK_PER_LEVEL
+        .saturating_mul(n as u64)
+        .saturating_mul(levels)
+        .max(WORK_LEAST)
+}
+
 /// Change points of `x` in index order. A series holding a value that is not finite has none:
 /// the caller leaves such values out (what a user gave as input is refused before this).
-pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
+pub fn detect(x: &[f64], opts: &Options) -> Detection {
+    detect_within(x, opts, budget(x.len()))
+}
+
+/// [`detect`], stopping once the segments tested hold `most` points.
+fn detect_within(x: &[f64], opts: &Options, most: u64) -> Detection {
+    let none = Detection {
+        changes: Vec::new(),
+        complete: true,
+        work: 0,
+    };
     if x.iter().any(|v| !v.is_finite()) {
-        return Vec::new();
+        return none;
     }
     let min_size = opts.min_size.max(2);
     if min_size.saturating_mul(2) > x.len() {
-        return Vec::new();
+        return none;
     }
     let Some(p) = prepare::Prepared::new(x) else {
-        return Vec::new();
+        return none;
     };
     let mut found: Vec<(usize, f64, ChangeKind)> = Vec::new();
     // Segments still to split, [start, end); each is tested on its own. Splitting stops
-    // where no segment's best split reaches alpha, so the order does not change the result.
+    // where no segment's best split reaches alpha, so the order does not change the result
+    // (short of the budget: then the segments left on the stack go untested).
     let mut todo = vec![(0usize, x.len())];
-    let mut tester = segment::Tester::new(&p, min_size);
+    let mut tester = segment::Tester::new(&p, min_size, opts.alpha);
+    let mut complete = true;
     while let Some((a, b)) = todo.pop() {
+        if tester.work >= most && tester.testable(b - a) {
+            complete = false;
+            break;
+        }
         let Some(c) = tester.test(a, b) else {
             continue;
         };
@@ -102,16 +155,25 @@ pub fn detect(x: &[f64], opts: &Options) -> Vec<ChangePoint> {
         }
         todo.push((from, b));
     }
+    Detection {
+        changes: describe(&p, found),
+        complete,
+        work: tester.work,
+    }
+}
+
+/// The change points at `found` (index, p-value, kind), each with the segments either side.
+fn describe(p: &prepare::Prepared, mut found: Vec<(usize, f64, ChangeKind)>) -> Vec<ChangePoint> {
     found.sort_by_key(|f| f.0);
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(found.iter().map(|f| f.0));
-    bounds.push(x.len());
+    bounds.push(p.z.len());
     found
         .iter()
         .enumerate()
         .map(|(i, &(index, p_value, kind))| {
             let (before, after) = (bounds[i]..index, index..bounds[i + 2]);
-            let size = size::between(&p, before, after);
+            let size = size::between(p, before, after);
             ChangePoint {
                 index,
                 kind,
