@@ -358,11 +358,11 @@ fn write_target(out: &Path, i: usize, scale: f64, hdr: &str) -> std::io::Result<
             "parameters": parameters,
             "ops": ops,
             "interval_rate_percentiles": pct,
-            "ibench": part,
             "cleanup": null,
             "table_rows": null,
             "series_file": format!("{}.series.csv", s.name),
         });
+        file[dbperf::suites::Suite::Ibench.name()] = serde_json::json!(part);
         // The core must read back as this dbperf's StepFile: the fixture is a valid result.
         serde_json::from_value::<StepFile>(file.clone()).expect("a valid step file");
         // Hardware cost as dbperf's metrics write it (docs/metrics.md), so the report's metric

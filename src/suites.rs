@@ -38,6 +38,31 @@ pub struct Entry {
     /// Flags of other suites a person may have meant as one of this suite's: given with this
     /// suite, the refusal names the counterpart (`--clients` with sysbench: `--threads`).
     pub counterparts: &'static [(&'static str, &'static str)],
+    /// What its concurrency sweep is called and where its levels are kept.
+    pub sweep: Sweep,
+}
+
+/// A suite's sweep over concurrency (`--clients 1,2,4`): what a report calls a level, and
+/// whether each level is a result of its own or a step of one result.
+#[derive(Debug)]
+pub struct Sweep {
+    /// The `dbperf run` flag that gives the levels.
+    pub flag: &'static str,
+    /// One level's unit, for headings and sentences: "client".
+    pub noun: &'static str,
+    /// Several: "clients".
+    pub nouns: &'static str,
+    pub levels: Levels,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Levels {
+    /// Each level is a cell of its own with a fresh load, its value the result's axis of this
+    /// name (the Insert Benchmark's tables are per client).
+    Cells { axis: &'static str },
+    /// Each level is a step of one result after one load, its label the step's with this
+    /// suffix and the level (`point-query_range=100_threads=8`).
+    Steps { suffix: &'static str },
 }
 
 /// One entry per suite, in the order of `Suite`'s variants (`Suite::entry` indexes it; tested).
@@ -50,6 +75,12 @@ pub const REGISTRY: &[Entry] = &[
         a_flag: "an Insert Benchmark flag",
         help: "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr/qp pairs at each rate",
         counterparts: &[],
+        sweep: Sweep {
+            flag: "--clients",
+            noun: "client",
+            nouns: "clients",
+            levels: Levels::Cells { axis: "clients" },
+        },
     },
     Entry {
         suite: Suite::Sysbench,
@@ -60,6 +91,14 @@ pub const REGISTRY: &[Entry] = &[
         help: "The sysbench-style microbenchmarks in the original's run order \
                (docs/sysbench.md)",
         counterparts: &[("--clients", "--threads"), ("--rows-l-i0", "--rows")],
+        sweep: Sweep {
+            flag: "--threads",
+            noun: "thread",
+            nouns: "threads",
+            levels: Levels::Steps {
+                suffix: "_threads=",
+            },
+        },
     },
     Entry {
         suite: Suite::Tpcc,
@@ -73,6 +112,14 @@ pub const REGISTRY: &[Entry] = &[
             ("--clients", "--connections"),
             ("--threads", "--connections"),
         ],
+        sweep: Sweep {
+            flag: "--connections",
+            noun: "connection",
+            nouns: "connections",
+            levels: Levels::Steps {
+                suffix: "_connections=",
+            },
+        },
     },
 ];
 
@@ -97,6 +144,19 @@ impl Suite {
     /// The suite a result file, a campaign or `--suite` names; None for a name no entry has.
     pub fn parse(name: &str) -> Option<Suite> {
         REGISTRY.iter().find(|e| e.name == name).map(|e| e.suite)
+    }
+
+    /// The suffix its sweep adds to a step's label; None when its levels are cells.
+    pub fn level_suffix(self) -> Option<&'static str> {
+        match self.entry().sweep.levels {
+            Levels::Steps { suffix } => Some(suffix),
+            Levels::Cells { .. } => None,
+        }
+    }
+
+    /// The label of `step` at one level of the suite's sweep: `run_connections=4`.
+    pub fn level_label(self, step: &str, level: u64) -> String {
+        format!("{step}{}{level}", self.level_suffix().unwrap_or("@"))
     }
 
     /// Every suite's name joined by `sep`, for a message that offers them.

@@ -894,7 +894,14 @@ fn the_files_of_each_room_import_one_way() {
 const REPORT_LAYERS: &[(&str, &[&str])] = &[
     (
         "load",
-        &["target", "input", "hosts", "rounds", "completeness"],
+        &[
+            "target",
+            "input",
+            "hosts",
+            "rounds",
+            "completeness",
+            "suite",
+        ],
     ),
     ("parts", &["model", "rules", "number", "escape", "chart"]),
     (

@@ -989,11 +989,11 @@ fn bad_input_is_one_sentence_and_exit_2() {
     let future_step = tmp.path().join("future-step");
     renamed_copy(&normal, &future_step, "other");
     edit_json(&future_step.join("steps/qr100.json"), |v| {
-        v["schema"] = json!(2)
+        v["schema"] = json!(3)
     });
     assert_bad_input(
         &[future_step.to_str().unwrap(), "--out", o],
-        "result schema 2",
+        "result schema 3",
     );
     assert_bad_input(
         &[n, "--base", "sqlite.nope", "--out", o],

@@ -72,7 +72,7 @@ fn a_clients_sweep_is_a_cell_per_level_resumed_and_reported_by_level() {
         assert_eq!(r["parameters"]["clients"], level);
         // Rows are per client: level 2 loaded twice the rows, each level its own load.
         let l = json(&out.join(id).join("steps/l.i0.json"));
-        assert_eq!(l["parameters"]["planned_rows"], 5000 * level);
+        assert_eq!(l["ibench"]["planned_rows"], 5000 * level);
     }
     // The report: a section per level, and the Scaling section.
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();

@@ -3,7 +3,8 @@
 use clap::{Args, ValueEnum};
 
 use super::flags::OnOff;
-use crate::spec::{self, DeleteForm, IbenchOverrides, StatementForms};
+use crate::spec::ibench::{DeleteForm, StatementForms};
+use crate::spec::{self, IbenchOverrides};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum DeleteFormArg {

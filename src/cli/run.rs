@@ -303,74 +303,24 @@ fn finish(outcome: &session::Outcome) -> i32 {
     }
 }
 
-/// The presets; one sized from the memory cap shows its rows for `cap`, or says "from cap".
+/// Every suite's presets, then the built-in configs; a preset sized from the memory cap shows
+/// its rows for `cap`, or says "from cap".
 fn list_presets(cap: Option<u64>) {
-    let rows = |sized: bool, n: u64| match (sized, cap) {
-        (true, None) => "from cap".to_string(),
-        _ => fmt_num(n as f64),
-    };
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header([
-        "preset",
-        "l.i0 rows",
-        "l.i1 rows",
-        "l.i2 rows",
-        "qr/qp s",
-        "wait s",
-        "description",
-    ]);
-    for p in presets::all() {
-        let sized = p.sized_by_cap.is_some();
-        let p = p.clone().for_cap(cap, 1).unwrap_or(p);
-        t.add_row([
-            p.name.clone(),
-            rows(sized, p.rows_l_i0),
-            rows(sized, p.rows_l_i1),
-            rows(sized, p.rows_l_i2),
-            p.query_seconds.to_string(),
-            p.wait_seconds
-                .map(|w| w.to_string())
-                .unwrap_or_else(|| "formula".into()),
-            p.description.clone(),
-        ]);
+    for suite in Suite::all() {
+        let l = spec::listing(suite, cap);
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        t.set_header(l.header);
+        for row in l.rows {
+            t.add_row(row.into_iter().map(|c| match c {
+                presets::Listed::Text(s) => s,
+                presets::Listed::Rows(Some(n)) => fmt_num(n as f64),
+                presets::Listed::Rows(None) => "from cap".to_string(),
+            }));
+        }
+        out!("{t}");
+        out!("{}", l.note);
     }
-    out!("{t}");
-    out!(
-        "Rows are per client. 'formula' = min(1200, 60 + total l.i0 rows / 1e6) seconds. 'from \
-         cap': sized from --server-memory when the run is planned (give it with \
-         --list-presets to see the rows).\n"
-    );
-    let mut sb = comfy_table::Table::new();
-    sb.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    sb.set_header([
-        "sysbench preset",
-        "threads",
-        "tables",
-        "rows/table",
-        "read s",
-        "write s",
-        "warm-up s",
-        "description",
-    ]);
-    for p in presets::sysbench_all() {
-        let sized = p.sized_by_cap.is_some();
-        let p = p.clone().for_cap(cap, None).unwrap_or(p);
-        sb.add_row([
-            p.name.clone(),
-            p.threads.to_string(),
-            p.tables.to_string(),
-            rows(sized, p.rows),
-            p.read_seconds.to_string(),
-            p.write_seconds.to_string(),
-            p.warmup_seconds.to_string(),
-            p.description.clone(),
-        ]);
-    }
-    out!("{sb}");
-    out!("For --suite sysbench (docs/sysbench.md).\n");
-    out!("{}", super::tpcc::preset_table());
-    out!("For --suite tpcc (docs/tpcc.md).\n");
     let mut c = comfy_table::Table::new();
     c.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     c.set_header([

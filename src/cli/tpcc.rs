@@ -3,9 +3,8 @@
 use clap::Args;
 
 use super::flags::OnOff;
-use crate::error::bad_input;
 use crate::spec;
-use crate::workload::tpcc::{self, Isolation, Mix, TpccParams, PRESETS};
+use crate::workload::tpcc::{Isolation, Mix, TpccParams};
 
 /// Flags of TPC-C (`--suite tpcc`): the group `tpcc` holds them all.
 #[derive(Args, Debug, Default)]
@@ -61,86 +60,21 @@ pub struct TpccArgs {
 impl TpccArgs {
     /// The parameters after preset and flags.
     pub fn params(&self, preset: &str, seed: Option<u64>) -> anyhow::Result<TpccParams> {
-        let Some(p) = tpcc::preset(preset) else {
-            let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-            return bad_input(format!(
-                "TPC-C has no preset {}; it has {}",
-                crate::untrusted::shown(preset),
-                names.join(", ")
-            ));
-        };
-        let warehouses = self.warehouses.unwrap_or(p.warehouses);
-        // Warehouse ids are smallint columns, as sysbench-tpcc creates them.
-        if !(1..=i16::MAX as u64).contains(&warehouses) {
-            return bad_input(format!(
-                "--warehouses must be between 1 and {} (warehouse ids are smallint columns)",
-                i16::MAX
-            ));
-        }
-        let connections = match &self.connections {
-            Some(l) => l.0.clone(),
-            None => vec![p.connections],
-        };
-        let most = connections.iter().copied().max().unwrap_or(1);
-        if most > 1024 {
-            return bad_input("--connections must be at most 1024");
-        }
-        let load_connections = self.load_connections.unwrap_or(most);
-        if load_connections == 0 || load_connections > 1024 {
-            return bad_input("--load-connections must be between 1 and 1024");
-        }
-        // A year: longer than any run, short enough that no deadline computed from it overflows.
-        const MOST_SECONDS: u64 = 366 * 24 * 3600;
-        let run_seconds = self.run_seconds.unwrap_or(p.run_seconds);
-        if !(1..=MOST_SECONDS).contains(&run_seconds) {
-            return bad_input(format!(
-                "--run-seconds must be between 1 and {MOST_SECONDS} (a year)"
-            ));
-        }
-        let warmup_seconds = self.rampup_seconds.unwrap_or(p.warmup_seconds);
-        if warmup_seconds > MOST_SECONDS {
-            return bad_input(format!(
-                "--rampup-seconds must be at most {MOST_SECONDS} (a year)"
-            ));
-        }
-        Ok(TpccParams {
-            preset: p.name.to_string(),
-            warehouses,
-            connections,
-            load_connections,
-            run_seconds,
-            warmup_seconds,
-            mix: self.mix.unwrap_or(Mix::Standard),
-            isolation: self.isolation.unwrap_or(Isolation::RepeatableRead),
-            foreign_keys: self.foreign_keys != Some(OnOff::Off),
-            check: self.check != Some(OnOff::Off),
-            load: true,
-            seed: seed.unwrap_or(spec::DEFAULT_SEED),
-        })
+        let on = |f: Option<OnOff>| f.map(|x| x != OnOff::Off);
+        spec::tpcc::tpcc_params(
+            preset,
+            &spec::tpcc::TpccOverrides {
+                warehouses: self.warehouses,
+                connections: self.connections.as_ref().map(|l| l.0.clone()),
+                load_connections: self.load_connections,
+                run_seconds: self.run_seconds,
+                rampup_seconds: self.rampup_seconds,
+                mix: self.mix,
+                isolation: self.isolation,
+                foreign_keys: on(self.foreign_keys),
+                check: on(self.check),
+                seed,
+            },
+        )
     }
-}
-
-/// The TPC-C presets, for --list-presets.
-pub fn preset_table() -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header([
-        "TPC-C preset",
-        "warehouses",
-        "connections",
-        "run s",
-        "ramp-up s",
-        "description",
-    ]);
-    for p in PRESETS {
-        t.add_row([
-            p.name.to_string(),
-            p.warehouses.to_string(),
-            p.connections.to_string(),
-            p.run_seconds.to_string(),
-            p.warmup_seconds.to_string(),
-            p.about.to_string(),
-        ]);
-    }
-    t
 }

@@ -68,10 +68,9 @@ pub enum XAxis {
     Seconds,
     /// Runs of a history series, 1 = the oldest: ticks on whole runs only.
     Runs,
-    /// Levels of a concurrency sweep: ticks on whole clients or threads.
-    Clients,
-    Threads,
-    Connections,
+    /// Levels of a suite's concurrency sweep, named by its unit ("clients"): ticks on whole
+    /// levels.
+    Levels(&'static str),
 }
 
 impl XAxis {
@@ -79,9 +78,7 @@ impl XAxis {
         match self {
             XAxis::Seconds => "seconds",
             XAxis::Runs => "run",
-            XAxis::Clients => "clients",
-            XAxis::Threads => "threads",
-            XAxis::Connections => "connections",
+            XAxis::Levels(nouns) => nouns,
         }
     }
 }
@@ -244,9 +241,7 @@ pub fn line_svg(c: &LineChart) -> String {
     }
     let xstep = match c.x_axis {
         XAxis::Seconds => nice_step(xmax, 6.0),
-        XAxis::Runs | XAxis::Clients | XAxis::Threads | XAxis::Connections => {
-            nice_step(xmax, 6.0).max(1.0)
-        }
+        XAxis::Runs | XAxis::Levels(_) => nice_step(xmax, 6.0).max(1.0),
     };
     for x in ticks(0.0, xmax + 1e-9, xstep) {
         let px = sx(x);

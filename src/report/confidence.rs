@@ -20,7 +20,7 @@ use crate::analysis::welch::MIN_ROUNDS;
 /// the warm-up's.
 fn seconds(s: &StepView) -> Option<Vec<f64>> {
     let series = s.series.as_ref()?;
-    let kind = super::suite::of(s.suite).headline_kind(s)?;
+    let kind = super::suite::headline_kind(s)?;
     let k = series.kind(kind)?;
     let warm = series.kind("warmup");
     let v: Vec<f64> = (0..series.t.len())

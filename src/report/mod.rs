@@ -166,7 +166,11 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 cv_flag_pct: opts.cv_flag_pct,
                 show_pre: opts.show_pre,
             };
-            let mut sec = suite::of(suite).section(&ctx);
+            let mut sec = match suite {
+                Suite::Ibench => ibench::build(&ctx),
+                Suite::Sysbench => sysbench::build(&ctx),
+                Suite::Tpcc => tpcc::build(&ctx),
+            };
             if combos.len() > 1 {
                 at_axes(&mut sec, axes);
             }

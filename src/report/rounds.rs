@@ -51,7 +51,7 @@ fn step(ok: &[&StepView]) -> StepView {
             )
         })
         .collect();
-    out.payload = super::suite::of(rep.suite).merge_rounds(rep, ok);
+    out.payload = super::suite::merge_rounds(rep, ok);
     out
 }
 

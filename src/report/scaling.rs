@@ -15,7 +15,7 @@ use super::rules;
 use super::target::TargetResult;
 use crate::results::metric::Metric;
 use crate::results::{axes_label, split_level, Status};
-use crate::suites::Suite;
+use crate::suites::{Levels, Suite};
 
 /// One target at every level of a sweep: (level, result, step) for each step it ran.
 struct Curve {
@@ -30,18 +30,22 @@ struct Curve {
 /// concurrency; and one per swept setting (read-ahead, scheduler, a server setting).
 pub fn sections(all: &[TargetResult]) -> Vec<Section> {
     let mut out = Vec::new();
+    let mut cell_axes = Vec::new();
     for suite in Suite::all() {
-        let (axis, curves) = match suite {
-            Suite::Ibench => (XAxis::Clients, ibench_curves(all)),
-            Suite::Sysbench => (XAxis::Threads, level_curves(all, Suite::Sysbench)),
-            Suite::Tpcc => (XAxis::Connections, level_curves(all, Suite::Tpcc)),
+        let sweep = &suite.entry().sweep;
+        let curves = match sweep.levels {
+            Levels::Cells { axis } => {
+                cell_axes.push(axis);
+                cell_curves(all, suite, axis)
+            }
+            Levels::Steps { .. } => level_curves(all, suite),
         };
-        out.extend(section(suite, axis, curves, all));
+        out.extend(section(suite, curves, all));
     }
     let mut keys: Vec<&String> = all
         .iter()
         .flat_map(|t| t.run.axes.keys())
-        .filter(|k| *k != "clients")
+        .filter(|k| !cell_axes.contains(&k.as_str()))
         .collect();
     keys.sort();
     keys.dedup();
@@ -192,23 +196,16 @@ fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> 
     Some(sec)
 }
 
-/// Curves of a `--clients` sweep: results of one target (other axes equal) at each level.
-fn ibench_curves(all: &[TargetResult]) -> Vec<Curve> {
+/// Curves of a sweep whose levels are cells (the Insert Benchmark's `--clients`): `suite`'s
+/// results of one target (other axes equal) at each value of `axis`.
+fn cell_curves(all: &[TargetResult], suite: Suite, axis: &str) -> Vec<Curve> {
     let mut curves: Vec<(String, Curve)> = Vec::new();
-    for (i, t) in all.iter().enumerate() {
-        if t.run.suite != Suite::Ibench {
-            continue;
-        }
-        let Some(level) = t
-            .run
-            .axes
-            .get("clients")
-            .and_then(|c| c.parse::<u64>().ok())
-        else {
+    for (i, t) in all.iter().enumerate().filter(|(_, t)| t.run.suite == suite) {
+        let Some(level) = t.run.axes.get(axis).and_then(|c| c.parse::<u64>().ok()) else {
             continue;
         };
         let mut rest = t.run.axes.clone();
-        rest.remove("clients");
+        rest.remove(axis);
         let label = if rest.is_empty() {
             t.name().to_string()
         } else {
@@ -301,11 +298,12 @@ fn cs(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
 /// The Insert Benchmark's rows loaded by l.i0 at each level: they grow with the clients (a
 /// table per client) unless the clients share one table.
 fn rows_loaded(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
-    t.step(step)
-        .and_then(|s| super::suite::of(t.run.suite).loaded_rows(s))
+    t.step(step).and_then(super::suite::loaded_rows)
 }
 
-fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {
+fn section(suite: Suite, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {
+    let sweep = &suite.entry().sweep;
+    let axis = XAxis::Levels(sweep.nouns);
     let mut levels: Vec<u64> = curves
         .iter()
         .flat_map(|c| c.points.values().flat_map(|m| m.keys().copied()))
@@ -315,11 +313,7 @@ fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) 
     if levels.len() < 2 {
         return None;
     }
-    let word = match axis {
-        XAxis::Threads => "thread",
-        XAxis::Connections => "connection",
-        _ => "client",
-    };
+    let word = sweep.noun;
     let mut steps: Vec<String> = Vec::new();
     for c in &curves {
         for s in &c.order {
@@ -394,17 +388,19 @@ fn section(suite: Suite, axis: XAxis, curves: Vec<Curve>, all: &[TargetResult]) 
             )));
         }
     }
-    if suite == Suite::Ibench && steps.iter().any(|s| s == "l.i0") {
+    // A suite whose load grows with the level (one table per client) says how much each
+    // level loaded.
+    if let Some(load) = super::suite::loading_step(suite).filter(|l| steps.iter().any(|s| s == l)) {
         sec.blocks.push(Block::Table(table(
             suite.name(),
-            "scaling.ibench.rows",
-            "rows each level loaded (l.i0)",
+            &format!("scaling.{suite}.rows"),
+            &format!("rows each level loaded ({load})"),
             "rows",
             Better::Neither,
             &levels,
             rows_of(rows_loaded)
                 .into_iter()
-                .filter(|(l, _)| l.starts_with("l.i0"))
+                .filter(|(l, _)| l.starts_with(load))
                 .collect(),
         )));
     }

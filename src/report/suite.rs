@@ -1,41 +1,61 @@
-//! Each suite's part of a report behind one trait: its section, which per-second series its
-//! headline is the rate of (the verdict's seconds), and its payload over a campaign's rounds.
-//! The shared sections (summary tables, hardware, latency, devices, scaling, rounds) call the
-//! suite through `of`, whose `match` is where the compiler asks a new suite for its part.
+//! What the loading and the shared sections need to know of a step's suite part, one `match`
+//! on the payload each, where the compiler asks a new suite for its answer: which per-second
+//! series the headline is the rate of (the verdict's seconds), the part over a campaign's
+//! rounds, and the rows a sweep's level loaded. The suites' sections themselves are chosen in
+//! `report::build`.
 
-use super::context::Ctx;
-use super::model::Section;
 use super::target::StepView;
 use crate::results::Payload;
-use crate::suites::Suite;
 
-pub(super) trait SuiteReport: Sync {
-    /// The suite's section of the report, over the targets of `ctx` that ran it.
-    fn section(&self, ctx: &Ctx) -> Section;
-
-    /// The kind of the per-second series whose rate the step's headline is (`insert`,
-    /// `query`, `event`, `new_order`); None where the headline is no such rate.
-    fn headline_kind(&self, step: &StepView) -> Option<&'static str>;
-
-    /// The step's payload over the rounds where it succeeded (`ok`), `rep` being the round
-    /// nearest the median: by default the representative round's, whose texts and counts are
-    /// a real run's.
-    fn merge_rounds(&self, rep: &StepView, _ok: &[&StepView]) -> Option<Payload> {
-        rep.payload.clone()
-    }
-
-    /// Rows a step loaded, for the scaling section's table of a sweep that loads per level;
-    /// None for suites whose load does not grow with the level.
-    fn loaded_rows(&self, _step: &StepView) -> Option<f64> {
-        None
+/// The kind of the per-second series whose rate the step's headline is (`insert`, `query`,
+/// `event`, `new_order`); None where the headline is no such rate (a suite's load, l.x).
+pub fn headline_kind(s: &StepView) -> Option<&'static str> {
+    match s.payload.as_ref()? {
+        Payload::Ibench(_) if s.name.starts_with("l.i") => Some("insert"),
+        Payload::Ibench(_) if s.name.starts_with("qr") || s.name.starts_with("qp") => Some("query"),
+        Payload::Ibench(_) => None,
+        Payload::Sysbench(_) => Some("event"),
+        Payload::Tpcc(_) => Some("new_order"),
     }
 }
 
-/// The report's part for `suite`.
-pub(super) fn of(suite: Suite) -> &'static dyn SuiteReport {
+/// The step's part over the rounds where it succeeded (`ok`), `rep` being the round nearest
+/// the median: the representative round's (a real run's texts and counts), with the Insert
+/// Benchmark's SLA as the median of the rounds'.
+pub fn merge_rounds(rep: &StepView, ok: &[&StepView]) -> Option<Payload> {
+    match rep.payload.as_ref()? {
+        Payload::Ibench(p) => {
+            let mut part = p.clone();
+            part.sla = p.sla.as_ref().map(|r| {
+                let items: Vec<&crate::results::Sla> = ok
+                    .iter()
+                    .filter_map(|s| match &s.payload {
+                        Some(Payload::Ibench(x)) => x.sla.as_ref(),
+                        _ => None,
+                    })
+                    .collect();
+                crate::analysis::rounds::sla(r, &items)
+            });
+            Some(Payload::Ibench(part))
+        }
+        other @ (Payload::Sysbench(_) | Payload::Tpcc(_)) => Some(other.clone()),
+    }
+}
+
+/// The step whose rows grow with the level of the suite's sweep (the Insert Benchmark's l.i0:
+/// a table per client), for the scaling section's table of rows loaded; None for suites that
+/// load once.
+pub fn loading_step(suite: crate::suites::Suite) -> Option<&'static str> {
     match suite {
-        Suite::Ibench => &super::ibench::Report,
-        Suite::Sysbench => &super::sysbench::Report,
-        Suite::Tpcc => &super::tpcc::Report,
+        crate::suites::Suite::Ibench => Some("l.i0"),
+        crate::suites::Suite::Sysbench | crate::suites::Suite::Tpcc => None,
+    }
+}
+
+/// Rows a step loaded, from its part.
+pub fn loaded_rows(s: &StepView) -> Option<f64> {
+    match s.payload.as_ref()? {
+        Payload::Ibench(p) => Some(p.planned_rows as f64),
+        Payload::Sysbench(_) | Payload::Tpcc(_) => None,
     }
 }

@@ -84,19 +84,6 @@ fn qps(s: &StepView) -> Option<f64> {
     Some(s.headline.value)
 }
 
-/// sysbench's part of a report.
-pub struct Report;
-
-impl super::suite::SuiteReport for Report {
-    fn section(&self, ctx: &Ctx) -> Section {
-        build(ctx)
-    }
-
-    fn headline_kind(&self, s: &StepView) -> Option<&'static str> {
-        part(s).map(|_| "event")
-    }
-}
-
 /// sysbench's part of a step file; None for its load.
 fn part(s: &StepView) -> Option<&crate::results::SysbenchStep> {
     match &s.payload {
@@ -110,7 +97,7 @@ fn stated_group(s: &StepView) -> Option<&str> {
     part(s).map(|p| p.group.as_str()).or(s.group.as_deref())
 }
 
-fn build(ctx: &Ctx) -> Section {
+pub fn build(ctx: &Ctx) -> Section {
     let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
     let mut names: Vec<String> = Vec::new();
     for t in &ts {

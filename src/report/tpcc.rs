@@ -162,19 +162,6 @@ fn row(t: &TargetResult, i: usize, s: &StepView, ctx: &Ctx, tally: &mut confiden
     }
 }
 
-/// TPC-C's part of a report.
-pub struct Report;
-
-impl super::suite::SuiteReport for Report {
-    fn section(&self, ctx: &Ctx) -> Section {
-        build(ctx)
-    }
-
-    fn headline_kind(&self, s: &StepView) -> Option<&'static str> {
-        part(s).map(|_| "new_order")
-    }
-}
-
 /// TPC-C's part of a step file; None for its load.
 fn part(s: &StepView) -> Option<&crate::results::tpcc::TpccStep> {
     match &s.payload {
@@ -183,7 +170,7 @@ fn part(s: &StepView) -> Option<&crate::results::tpcc::TpccStep> {
     }
 }
 
-fn build(ctx: &Ctx) -> Section {
+pub fn build(ctx: &Ctx) -> Section {
     let mut sec = Section::new(TPCC, "TPC-C");
     sec.blocks.push(Block::Text(
         "New-Orders per minute (NOPM) of each run step, with transactions per minute, each \

@@ -142,16 +142,11 @@ pub struct RunFile {
     pub axes: BTreeMap<String, String>,
 }
 
-/// What a sysbench sweep's level adds to a step's label: `point-query_range=100_threads=8`.
-pub const THREADS_SUFFIX: &str = "_threads=";
-
-/// What a TPC-C sweep's level adds to its run step's label: `run_connections=4`.
-pub const CONNECTIONS_SUFFIX: &str = "_connections=";
-
 /// A step's label without its sweep level, and the level: `("point-query_range=100", Some(8))`
-/// for sysbench's `_threads=8`, `("run", Some(4))` for TPC-C's `_connections=4`.
+/// for sysbench's `_threads=8`, `("run", Some(4))` for TPC-C's `_connections=4`: every suffix
+/// a suite's sweep adds (`suites::Sweep`).
 pub fn split_level(label: &str) -> (&str, Option<u64>) {
-    for suffix in [THREADS_SUFFIX, CONNECTIONS_SUFFIX] {
+    for suffix in crate::suites::Suite::all().filter_map(crate::suites::Suite::level_suffix) {
         if let Some((base, n)) = label.rsplit_once(suffix) {
             if let Ok(n) = n.parse() {
                 return (base, Some(n));

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::suites::Suite;
+
 /// The members schema 1 had for the Insert Benchmark's part, inside `parameters`.
 const IBENCH_PARAMETERS: [&str; 5] = [
     "rows_per_commit",
@@ -33,8 +35,8 @@ pub fn step_v1(step: &mut Map<String, Value>) {
         .get("step")
         .and_then(Value::as_str)
         .is_some_and(ibench_step)
-        && !step.contains_key("sysbench")
-        && !step.contains_key("tpcc");
+        && !step.contains_key(Suite::Sysbench.name())
+        && !step.contains_key(Suite::Tpcc.name());
     let mut part = Map::new();
     if let Some(Value::Object(p)) = step.get_mut("parameters") {
         for k in IBENCH_PARAMETERS {
@@ -46,7 +48,7 @@ pub fn step_v1(step: &mut Map<String, Value>) {
     let sla = step.remove("sla").unwrap_or(Value::Null);
     if is_ibench {
         part.insert("sla".into(), sla);
-        step.insert("ibench".into(), Value::Object(part));
+        step.insert(Suite::Ibench.name().into(), Value::Object(part));
     }
 }
 

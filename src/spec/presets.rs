@@ -1,4 +1,5 @@
-//! Presets are data (`presets.toml`, compiled in) so adding one is adding a table there.
+//! Presets are data (`presets.toml`, compiled in, one table per suite named as the suite is) so
+//! adding one is adding a table there; each suite's module of `spec` reads its own.
 
 use serde::Deserialize;
 
@@ -100,9 +101,6 @@ impl Preset {
 
 const PRESETS_TOML: &str = include_str!("presets.toml");
 
-/// The table of sysbench presets inside presets.toml: the suite's name.
-const SYSBENCH: &str = crate::suites::Suite::Sysbench.name();
-
 /// A sysbench preset: the setup (threads, tables) and the sizes and durations.
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -145,59 +143,109 @@ impl SysbenchPreset {
     }
 }
 
-pub fn sysbench_all() -> Vec<SysbenchPreset> {
+/// A suite's presets as `dbperf run --list-presets` shows them: a table and a line after it.
+pub struct Listing {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Listed>>,
+    pub note: String,
+}
+
+/// One cell of a listing.
+pub enum Listed {
+    Text(String),
+    /// A count of rows, the CLI's to format; None when it is sized from a memory cap that was
+    /// not given ("from cap").
+    Rows(Option<u64>),
+}
+
+impl From<String> for Listed {
+    fn from(s: String) -> Listed {
+        Listed::Text(s)
+    }
+}
+
+/// A preset's row count for a listing: unknown when it is sized from the memory cap and none
+/// was given.
+pub fn listed_rows(sized: bool, cap: Option<u64>, n: u64) -> Listed {
+    Listed::Rows((!sized || cap.is_some()).then_some(n))
+}
+
+/// A suite's presets in the order presets.toml gives them, each named by its table's key.
+pub fn of_suite<P: serde::de::DeserializeOwned + Named>(suite: crate::suites::Suite) -> Vec<P> {
     let mut table: toml::Table = toml::from_str(PRESETS_TOML).expect("presets.toml parses");
-    let Some(toml::Value::Table(sb)) = table.remove(SYSBENCH) else {
+    let Some(toml::Value::Table(presets)) = table.remove(suite.name()) else {
         return Vec::new();
     };
-    sb.into_iter()
+    presets
+        .into_iter()
         .map(|(name, v)| {
-            let mut p: SysbenchPreset = v.try_into().expect("sysbench preset fields");
-            p.name = name;
+            let mut p: P = v.try_into().expect("preset fields");
+            p.set_name(name);
             p
         })
         .collect()
+}
+
+/// A preset of presets.toml: named by its table's key.
+pub trait Named {
+    fn name(&self) -> &str;
+    fn set_name(&mut self, name: String);
+}
+
+/// `name` among `all`, or None.
+fn find<P: Named + Clone>(all: &[P], name: &str) -> Option<P> {
+    all.iter().find(|p| p.name() == name).cloned()
+}
+
+/// The names of `all`, for a sentence that offers them.
+pub fn names<P: Named>(all: &[P]) -> String {
+    all.iter().map(Named::name).collect::<Vec<_>>().join(", ")
+}
+
+macro_rules! named {
+    ($t:ty) => {
+        impl Named for $t {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn set_name(&mut self, name: String) {
+                self.name = name;
+            }
+        }
+    };
+}
+named!(Preset);
+named!(SysbenchPreset);
+
+pub fn sysbench_all() -> Vec<SysbenchPreset> {
+    of_suite(crate::suites::Suite::Sysbench)
 }
 
 pub fn sysbench_get(name: &str) -> anyhow::Result<SysbenchPreset> {
     let all = sysbench_all();
-    match all.iter().find(|p| p.name == name) {
-        Some(p) => Ok(p.clone()),
-        None => {
-            let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
-            bad_input(format!(
-                "unknown sysbench preset '{name}'; sysbench presets are: {} (see dbperf run \
-                 --list-presets)",
-                names.join(", ")
-            ))
-        }
+    match find(&all, name) {
+        Some(p) => Ok(p),
+        None => bad_input(format!(
+            "unknown sysbench preset '{name}'; sysbench presets are: {} (see dbperf run \
+             --list-presets)",
+            names(&all)
+        )),
     }
 }
 
+/// The Insert Benchmark's presets.
 pub fn all() -> Vec<Preset> {
-    let table: toml::Table = toml::from_str(PRESETS_TOML).expect("presets.toml parses");
-    table
-        .into_iter()
-        .filter(|(name, _)| name != SYSBENCH)
-        .map(|(name, v)| {
-            let mut p: Preset = v.try_into().expect("preset fields");
-            p.name = name;
-            p
-        })
-        .collect()
+    of_suite(crate::suites::Suite::Ibench)
 }
 
 pub fn get(name: &str) -> anyhow::Result<Preset> {
     let all = all();
-    match all.iter().find(|p| p.name == name) {
-        Some(p) => Ok(p.clone()),
-        None => {
-            let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
-            bad_input(format!(
-                "unknown preset '{name}'; presets are: {} (see dbperf run --list-presets)",
-                names.join(", ")
-            ))
-        }
+    match find(&all, name) {
+        Some(p) => Ok(p),
+        None => bad_input(format!(
+            "unknown preset '{name}'; presets are: {} (see dbperf run --list-presets)",
+            names(&all)
+        )),
     }
 }
 

@@ -130,6 +130,45 @@ pub fn sysbench_params(
     })
 }
 
+/// The presets as `--list-presets` shows them; one sized from the memory cap shows its rows for
+/// `cap`, or says "from cap".
+pub fn listing(cap: Option<u64>) -> super::presets::Listing {
+    use super::presets::{listed_rows, sysbench_all, Listed};
+    let rows = sysbench_all()
+        .into_iter()
+        .map(|p| {
+            let sized = p.sized_by_cap.is_some();
+            let p = p.clone().for_cap(cap, None).unwrap_or(p);
+            vec![
+                Listed::Text(p.name.clone()),
+                Listed::Text(p.threads.to_string()),
+                Listed::Text(p.tables.to_string()),
+                listed_rows(sized, cap, p.rows),
+                Listed::Text(p.read_seconds.to_string()),
+                Listed::Text(p.write_seconds.to_string()),
+                Listed::Text(p.warmup_seconds.to_string()),
+                Listed::Text(p.description.clone()),
+            ]
+        })
+        .collect();
+    super::presets::Listing {
+        header: [
+            "sysbench preset",
+            "threads",
+            "tables",
+            "rows/table",
+            "read s",
+            "write s",
+            "warm-up s",
+            "description",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        note: "For --suite sysbench (docs/sysbench.md).\n".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,42 +23,7 @@ use crate::report::{devices, latency};
 /// The suite's name, which its tables' ids and the export's `suite` column carry.
 const IBENCH: &str = crate::suites::Suite::Ibench.name();
 
-/// The Insert Benchmark's part of a report.
-pub struct Report;
-
-impl crate::report::suite::SuiteReport for Report {
-    fn section(&self, ctx: &Ctx) -> Section {
-        build(ctx)
-    }
-
-    fn headline_kind(&self, s: &StepView) -> Option<&'static str> {
-        if s.name.starts_with("l.i") {
-            Some("insert")
-        } else if steps::is_qrqp(&s.name) {
-            Some("query")
-        } else {
-            None
-        }
-    }
-
-    fn merge_rounds(&self, rep: &StepView, ok: &[&StepView]) -> Option<crate::results::Payload> {
-        let mut part = steps::part(rep)?.clone();
-        part.sla = part.sla.as_ref().map(|r| {
-            let items: Vec<&crate::results::Sla> =
-                ok.iter().filter_map(|s| steps::sla(s)).collect();
-            crate::analysis::rounds::sla(r, &items)
-        });
-        Some(crate::results::Payload::Ibench(part))
-    }
-
-    fn loaded_rows(&self, s: &StepView) -> Option<f64> {
-        (s.name == "l.i0")
-            .then(|| steps::part(s).map(|p| p.planned_rows as f64))
-            .flatten()
-    }
-}
-
-fn build(ctx: &Ctx) -> Section {
+pub fn build(ctx: &Ctx) -> Section {
     let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
     let steps = steps::step_order(&ts);
     let mut sec = Section::new(IBENCH, "Insert Benchmark");

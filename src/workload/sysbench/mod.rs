@@ -96,11 +96,7 @@ impl Planned {
     /// The original's label, and `_threads=<N>` after it for a level of a sweep.
     pub fn label(&self) -> String {
         match self.level {
-            Some(t) => format!(
-                "{}{}{t}",
-                self.entry.label(),
-                crate::results::THREADS_SUFFIX
-            ),
+            Some(t) => crate::suites::Suite::Sysbench.level_label(&self.entry.label(), t),
             None => self.entry.label(),
         }
     }

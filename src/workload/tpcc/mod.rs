@@ -156,7 +156,7 @@ impl TpccParams {
     /// `run`, or `run_connections=N` in a sweep.
     pub fn run_label(&self, connections: u64) -> String {
         if self.connections.len() > 1 {
-            format!("{RUN}{}{connections}", crate::results::CONNECTIONS_SUFFIX)
+            crate::suites::Suite::Tpcc.level_label(RUN, connections)
         } else {
             RUN.to_string()
         }
@@ -166,65 +166,6 @@ impl TpccParams {
     pub fn table_names(&self) -> Vec<String> {
         schema::TABLES.iter().map(|t| t.to_string()).collect()
     }
-}
-
-/// A preset: sizes and durations by name (`dbperf run --suite tpcc --list-presets`).
-pub struct Preset {
-    pub name: &'static str,
-    pub warehouses: u64,
-    pub connections: u64,
-    pub run_seconds: u64,
-    pub warmup_seconds: u64,
-    pub about: &'static str,
-}
-
-/// From a smoke test to the author's setup (HammerDB TPROC-C, 100 warehouses, 1 and 6 virtual
-/// users, 5 minutes of ramp-up, 120 minutes measured).
-pub const PRESETS: &[Preset] = &[
-    Preset {
-        name: "smoke",
-        warehouses: 1,
-        connections: 1,
-        run_seconds: 5,
-        warmup_seconds: 0,
-        about: "a check that everything works: seconds on SQLite",
-    },
-    Preset {
-        name: "quick",
-        warehouses: 1,
-        connections: 1,
-        run_seconds: 60,
-        warmup_seconds: 10,
-        about: "one warehouse, one connection, a minute",
-    },
-    Preset {
-        name: "w10",
-        warehouses: 10,
-        connections: 4,
-        run_seconds: 600,
-        warmup_seconds: 60,
-        about: "ten warehouses (about 1 GB), four connections, ten minutes",
-    },
-    Preset {
-        name: "w100.vu1",
-        warehouses: 100,
-        connections: 1,
-        run_seconds: 7_200,
-        warmup_seconds: 300,
-        about: "the author's HammerDB setup: 100 warehouses, 1 user, 5 + 120 minutes",
-    },
-    Preset {
-        name: "w100.vu6",
-        warehouses: 100,
-        connections: 6,
-        run_seconds: 7_200,
-        warmup_seconds: 300,
-        about: "the author's HammerDB setup: 100 warehouses, 6 users, 5 + 120 minutes",
-    },
-];
-
-pub fn preset(name: &str) -> Option<&'static Preset> {
-    PRESETS.iter().find(|p| p.name == name)
 }
 
 #[cfg(test)]
