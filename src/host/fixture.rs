@@ -3,7 +3,9 @@
 //! transhuge.rst, sysfs-block, aer_stats): the same file names, value formats (`performance
 //! powersave`, `[always] madvise never`, kHz, `TOTAL_ERR_COR n`) and relative symlinks as the
 //! kernel's. Both the unit tests and the CLI tests (tests/host.rs) build them, which is why
-//! this lives in the library.
+//! this lives in the library; it is compiled only for tests and examples (`cfg(test)`, or the
+//! `fixtures` feature that the crate's dev-dependency on itself turns on: Cargo.toml), never
+//! into the program.
 //!
 //! `build(name, dir)` writes `dir/sys`, `dir/proc` and `dir/etc`; point `--sysfs-root` and
 //! `--procfs-root` at the first two (`Roots::under(dir)`).
