@@ -4,7 +4,9 @@
 //!     cargo run --release --example host_fixture -- amd-pstate-epp-active /tmp/fx
 //!     dbperf host show --sysfs-root /tmp/fx/sys --procfs-root /tmp/fx/proc --path /data
 //!
-//! Without arguments it lists the fixtures.
+//! Without arguments it lists the fixtures. The fixtures are test code, outside the program: the
+//! `fixtures` feature compiles them, which cargo turns on for examples and tests by itself
+//! (Cargo.toml), so the command above needs no flag.
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

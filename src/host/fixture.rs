@@ -3,14 +3,20 @@
 //! transhuge.rst, sysfs-block, aer_stats): the same file names, value formats (`performance
 //! powersave`, `[always] madvise never`, kHz, `TOTAL_ERR_COR n`) and relative symlinks as the
 //! kernel's. Both the unit tests and the CLI tests (tests/host.rs) build them, which is why
-//! this lives in the library.
+//! this lives in the library; it is compiled only for tests and examples (`cfg(test)`, or the
+//! `fixtures` feature that the crate's dev-dependency on itself turns on: Cargo.toml), never
+//! into the program.
 //!
 //! `build(name, dir)` writes `dir/sys`, `dir/proc` and `dir/etc`; point `--sysfs-root` and
 //! `--procfs-root` at the first two (`Roots::under(dir)`).
 
+mod hosts;
+
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+
+use hosts::{host, Freq, Host, Storage};
 
 /// Every fixture `build` knows.
 pub const NAMES: &[&str] = &[
@@ -26,380 +32,7 @@ pub const NAMES: &[&str] = &[
     "thp-always",
 ];
 
-const GENERIC_GOVERNORS: &str = "conservative ondemand userspace powersave performance schedutil";
 const EPP_CHOICES: &str = "default performance balance_performance balance_power power";
-
-struct Host {
-    hostname: &'static str,
-    kernel: &'static str,
-    cmdline: &'static str,
-    cpu_model: &'static str,
-    vendor: &'static str,
-    cores: u32,
-    /// Threads per core the hardware has (online or not).
-    threads: u32,
-    /// Sibling threads online.
-    smt_online: bool,
-    smt_control: &'static str,
-    hypervisor: bool,
-    freq: Option<Freq>,
-    thp_enabled: &'static str,
-    thp_defrag: &'static str,
-    bios: Option<[&'static str; 6]>,
-    storage: Storage,
-    /// Correctable errors counted at the NVMe drive behind `/`.
-    nvme_errors: u64,
-    /// Correctable errors at a root port that has nothing to do with storage.
-    other_errors: u64,
-    daemons: &'static [&'static str],
-    steal: u64,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Storage {
-    /// `/` on nvme0n1p2, `/boot/efi` on nvme0n1p1, `/data` on LVM dm-0 over nvme1n1p1.
-    Nvme,
-    /// The research VM: `/` directly on virtio `vda`.
-    Virtio,
-}
-
-struct Freq {
-    driver: &'static str,
-    governors: &'static str,
-    governor: &'static str,
-    hw_min: u64,
-    hw_max: u64,
-    min: u64,
-    max: u64,
-    cur: u64,
-    /// acpi-cpufreq only.
-    available_frequencies: Option<&'static str>,
-    hw_cur: bool,
-    epp: Option<&'static str>,
-    base: Option<u64>,
-    bios_limit: Option<u64>,
-    policy_boost: Option<&'static str>,
-    global_boost: Option<&'static str>,
-    cpb: Option<&'static str>,
-    /// amd_pstate_max_freq, amd_pstate_lowest_nonlinear_freq, amd_pstate_highest_perf.
-    amd: Option<(u64, u64, u64)>,
-    amd_status: Option<&'static str>,
-    /// status, no_turbo.
-    intel: Option<(&'static str, &'static str)>,
-}
-
-fn acpi_intel(boost: &'static str) -> Freq {
-    Freq {
-        driver: "acpi-cpufreq",
-        governors: GENERIC_GOVERNORS,
-        governor: "performance",
-        hw_min: 800_000,
-        // The top _PSS entry stands for the whole turbo range: max non-turbo + 1 MHz.
-        hw_max: 3_701_000,
-        min: 800_000,
-        max: 3_701_000,
-        cur: 3_700_000,
-        available_frequencies: Some(
-            "3701000 3700000 3400000 3000000 2600000 2200000 1800000 1400000 1000000 800000",
-        ),
-        hw_cur: true,
-        epp: None,
-        base: None,
-        bios_limit: Some(3_701_000),
-        policy_boost: Some(boost),
-        global_boost: Some(boost),
-        cpb: None,
-        amd: None,
-        amd_status: None,
-        intel: None,
-    }
-}
-
-fn host(name: &str) -> Option<Host> {
-    let intel_acpi = Host {
-        hostname: "db-intel-1",
-        kernel: "6.8.0-45-generic",
-        cmdline:
-            "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0f1e2d3c ro intel_pstate=disable nosmt",
-        cpu_model: "Intel(R) Xeon(R) E-2288G CPU @ 3.70GHz",
-        vendor: "GenuineIntel",
-        cores: 2,
-        threads: 2,
-        smt_online: false,
-        smt_control: "off",
-        hypervisor: false,
-        freq: Some(acpi_intel("0")),
-        thp_enabled: "always [madvise] never",
-        thp_defrag: "always defer defer+madvise [madvise] never",
-        bios: Some([
-            "Dell Inc.",
-            "2.19.1",
-            "06/20/2024",
-            "2.19",
-            "Dell Inc.",
-            "PowerEdge R250",
-        ]),
-        storage: Storage::Nvme,
-        nvme_errors: 0,
-        other_errors: 0,
-        daemons: &["irqbalance"],
-        steal: 0,
-    };
-    let amd_passive = Host {
-        hostname: "db-epyc-3",
-        kernel: "6.1.0-18-amd64",
-        cmdline: "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=/dev/nvme0n1p2 ro quiet amd_pstate=passive",
-        cpu_model: "AMD EPYC 7763 64-Core Processor",
-        vendor: "AuthenticAMD",
-        cores: 2,
-        threads: 2,
-        smt_online: true,
-        smt_control: "on",
-        hypervisor: false,
-        freq: Some(Freq {
-            driver: "amd-pstate",
-            governors: GENERIC_GOVERNORS,
-            governor: "performance",
-            hw_min: 400_000,
-            hw_max: 3_529_000,
-            min: 400_000,
-            max: 3_529_000,
-            cur: 3_480_000,
-            available_frequencies: None,
-            hw_cur: false,
-            epp: None,
-            base: None,
-            bios_limit: None,
-            // 6.1: global boost only; per-policy boost came with 6.6.
-            policy_boost: None,
-            global_boost: Some("1"),
-            cpb: None,
-            amd: Some((3_529_000, 1_500_000, 255)),
-            // 6.1 has no amd_pstate/status (6.3).
-            amd_status: None,
-            intel: None,
-        }),
-        thp_enabled: "always [madvise] never",
-        thp_defrag: "always defer defer+madvise [madvise] never",
-        bios: Some([
-            "American Megatrends Inc.",
-            "2.6a",
-            "02/17/2023",
-            "5.22",
-            "Supermicro",
-            "AS -1024US-TRT",
-        ]),
-        storage: Storage::Nvme,
-        nvme_errors: 0,
-        other_errors: 5,
-        daemons: &["irqbalance"],
-        steal: 0,
-    };
-    Some(match name {
-        "acpi-boost-off" => intel_acpi,
-        "smt-forceoff" => Host {
-            cmdline: "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0f1e2d3c ro intel_pstate=disable nosmt=force",
-            smt_control: "forceoff",
-            ..intel_acpi
-        },
-        "acpi-boost-on" => Host {
-            hostname: "db-epyc-1",
-            kernel: "5.15.0-105-generic",
-            cmdline: "BOOT_IMAGE=/vmlinuz-5.15.0-105-generic root=UUID=8a7b6c5d ro",
-            cpu_model: "AMD EPYC 7302P 16-Core Processor",
-            vendor: "AuthenticAMD",
-            smt_online: true,
-            smt_control: "on",
-            freq: Some(Freq {
-                governor: "schedutil",
-                hw_min: 1_500_000,
-                // AMD's P0 is the base clock; boost above it is not in the table.
-                hw_max: 3_000_000,
-                min: 1_500_000,
-                max: 3_000_000,
-                cur: 2_994_000,
-                available_frequencies: Some("3000000 2200000 1500000"),
-                bios_limit: Some(3_000_000),
-                // 5.15: no per-policy boost yet, the legacy cpb knob instead.
-                policy_boost: None,
-                global_boost: Some("1"),
-                cpb: Some("1"),
-                ..acpi_intel("1")
-            }),
-            bios: Some([
-                "American Megatrends Inc.",
-                "2.3",
-                "10/12/2021",
-                "5.14",
-                "Supermicro",
-                "AS -1114S-WTRT",
-            ]),
-            ..intel_acpi
-        },
-        "amd-pstate-epp-active" => Host {
-            hostname: "ws-ryzen",
-            kernel: "6.8.0-45-generic",
-            cmdline: "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=1c2d3e4f ro quiet splash",
-            cpu_model: "AMD Ryzen 9 7950X 16-Core Processor",
-            freq: Some(Freq {
-                driver: "amd-pstate-epp",
-                governors: "performance powersave",
-                governor: "powersave",
-                hw_min: 400_000,
-                hw_max: 5_881_000,
-                min: 400_000,
-                max: 5_881_000,
-                cur: 3_012_000,
-                epp: Some("balance_performance"),
-                // Before 6.11 the EPP driver has no set_boost: no boost file at all.
-                policy_boost: None,
-                global_boost: None,
-                amd: Some((5_881_000, 1_850_000, 166)),
-                amd_status: Some("active"),
-                ..amd_base()
-            }),
-            bios: Some([
-                "American Megatrends International, LLC.",
-                "1813",
-                "10/10/2023",
-                "5.27",
-                "ASUS",
-                "System Product Name",
-            ]),
-            daemons: &["power-profiles-"],
-            ..amd_passive
-        },
-        "amd-pstate-guided" => Host {
-            hostname: "db-epyc-2",
-            kernel: "6.6.30",
-            cmdline: "BOOT_IMAGE=/boot/vmlinuz-6.6.30 root=/dev/nvme0n1p2 ro amd_pstate=guided",
-            cpu_model: "AMD EPYC 9354 32-Core Processor",
-            freq: Some(Freq {
-                governor: "schedutil",
-                hw_max: 3_800_000,
-                max: 3_800_000,
-                cur: 3_250_000,
-                policy_boost: Some("1"),
-                global_boost: Some("1"),
-                amd: Some((3_800_000, 1_600_000, 255)),
-                amd_status: Some("guided"),
-                ..amd_base()
-            }),
-            nvme_errors: 12,
-            other_errors: 0,
-            ..amd_passive
-        },
-        "amd-pstate-passive" => amd_passive,
-        "thp-always" => Host {
-            thp_enabled: "[always] madvise never",
-            thp_defrag: "[always] defer defer+madvise madvise never",
-            ..amd_passive
-        },
-        "intel-pstate-active-no-turbo" => Host {
-            hostname: "db-xeon-1",
-            kernel: "6.8.0-45-generic",
-            cmdline: "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0f1e2d3c ro",
-            cpu_model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",
-            smt_online: true,
-            smt_control: "on",
-            freq: Some(Freq {
-                driver: "intel_pstate",
-                governors: "performance powersave",
-                governor: "powersave",
-                hw_min: 800_000,
-                // cpuinfo_max_freq is the max turbo frequency whether or not no_turbo is set.
-                hw_max: 3_200_000,
-                min: 800_000,
-                // no_turbo lowered the cap to the max non-turbo frequency.
-                max: 2_000_000,
-                cur: 1_995_000,
-                available_frequencies: None,
-                hw_cur: false,
-                epp: Some("balance_performance"),
-                base: Some(2_000_000),
-                bios_limit: None,
-                policy_boost: None,
-                global_boost: None,
-                intel: Some(("active", "1")),
-                ..acpi_intel("0")
-            }),
-            daemons: &["tuned", "irqbalance"],
-            ..intel_acpi
-        },
-        "intel-cpufreq-passive" => Host {
-            hostname: "db-core-1",
-            kernel: "6.8.0-45-generic",
-            cmdline: "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0f1e2d3c ro intel_pstate=passive",
-            cpu_model: "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz",
-            smt_online: true,
-            smt_control: "on",
-            freq: Some(Freq {
-                driver: "intel_cpufreq",
-                governors: GENERIC_GOVERNORS,
-                governor: "schedutil",
-                hw_min: 800_000,
-                hw_max: 4_600_000,
-                min: 800_000,
-                max: 4_600_000,
-                cur: 4_300_000,
-                available_frequencies: None,
-                hw_cur: false,
-                bios_limit: None,
-                policy_boost: None,
-                global_boost: None,
-                intel: Some(("passive", "0")),
-                ..acpi_intel("0")
-            }),
-            ..intel_acpi
-        },
-        "vm-no-cpufreq" => Host {
-            hostname: "vm",
-            kernel: "6.18.44-fc-v595",
-            cmdline: "console=ttyS0 reboot=k panic=1 root=/dev/vda rw",
-            cpu_model: "AMD EPYC",
-            vendor: "AuthenticAMD",
-            cores: 2,
-            threads: 1,
-            smt_online: false,
-            smt_control: "notsupported",
-            hypervisor: true,
-            freq: None,
-            thp_enabled: "always [madvise] never",
-            thp_defrag: "always defer defer+madvise [madvise] never",
-            bios: None,
-            storage: Storage::Virtio,
-            nvme_errors: 0,
-            other_errors: 0,
-            daemons: &[],
-            steal: 2_113,
-        },
-        _ => return None,
-    })
-}
-
-fn amd_base() -> Freq {
-    Freq {
-        driver: "amd-pstate",
-        governors: GENERIC_GOVERNORS,
-        governor: "performance",
-        hw_min: 400_000,
-        hw_max: 3_529_000,
-        min: 400_000,
-        max: 3_529_000,
-        cur: 3_480_000,
-        available_frequencies: None,
-        hw_cur: false,
-        epp: None,
-        base: None,
-        bios_limit: None,
-        policy_boost: None,
-        global_boost: Some("1"),
-        cpb: None,
-        amd: None,
-        amd_status: None,
-        intel: None,
-    }
-}
 
 struct Tree {
     root: PathBuf,
@@ -613,42 +246,12 @@ fn write_proc(t: &Tree, h: &Host) -> io::Result<()> {
     let online: Vec<u32> = (0..h.cores * h.threads)
         .filter(|cpu| h.smt_online || *cpu < h.cores)
         .collect();
-    let mut cpuinfo = String::new();
-    let mhz = h.freq.as_ref().map(|f| f.cur / 1000).unwrap_or(2450);
-    for cpu in &online {
-        let mut flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl xtopology cpuid pni ssse3 fma cx16 sse4_1 sse4_2 popcnt aes xsave avx f16c rdrand".to_string();
-        if h.hypervisor {
-            flags.push_str(" hypervisor");
-        }
-        cpuinfo.push_str(&format!(
-            "processor\t: {cpu}\nvendor_id\t: {}\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: {}\nstepping\t: 1\ncpu MHz\t\t: {mhz}.000\ncache size\t: 512 KB\nphysical id\t: 0\nsiblings\t: {}\ncore id\t\t: {}\ncpu cores\t: {}\napicid\t\t: {cpu}\nfpu\t\t: yes\nflags\t\t: {flags}\n\n",
-            h.vendor,
-            h.cpu_model,
-            online.len(),
-            cpu % h.cores,
-            h.cores
-        ));
-    }
-    t.put("proc/cpuinfo", cpuinfo)?;
+    t.put("proc/cpuinfo", cpuinfo(h, &online))?;
     t.put(
         "proc/meminfo",
         "MemTotal:       65536000 kB\nMemFree:        60000000 kB\nMemAvailable:   62000000 kB\n",
     )?;
-    let mut stat = format!(
-        "cpu  {} 120 {} {} 900 0 300 {} 0 0\n",
-        40_000 * online.len(),
-        9_000 * online.len(),
-        500_000 * online.len(),
-        h.steal
-    );
-    for cpu in &online {
-        stat.push_str(&format!(
-            "cpu{cpu} 40000 30 9000 500000 225 0 75 {} 0 0\n",
-            h.steal / online.len().max(1) as u64
-        ));
-    }
-    stat.push_str("intr 1000000\nctxt 5000000\nbtime 1763700000\nprocesses 4000\nprocs_running 1\nprocs_blocked 0\n");
-    t.put("proc/stat", stat)?;
+    t.put("proc/stat", stat(h, &online))?;
     t.put("proc/cmdline", h.cmdline)?;
     t.put("proc/sys/kernel/hostname", h.hostname)?;
     t.put("proc/sys/kernel/osrelease", h.kernel)?;
@@ -670,7 +273,57 @@ fn write_proc(t: &Tree, h: &Host) -> io::Result<()> {
         t.put(&format!("proc/sys/vm/{k}"), v)?;
     }
     t.put("proc/vmstat", "nr_free_pages 15000000\npswpin 0\npswpout 0\nthp_fault_alloc 12\nthp_fault_fallback 0\ncompact_stall 0\n")?;
-    let mountinfo = match h.storage {
+    t.put("proc/self/mountinfo", mountinfo(h.storage))?;
+    t.put("proc/1/comm", "systemd")?;
+    for (i, d) in h.daemons.iter().enumerate() {
+        t.put(&format!("proc/{}/comm", 600 + i), d)?;
+    }
+    Ok(())
+}
+
+/// /proc/cpuinfo: one entry per online CPU.
+fn cpuinfo(h: &Host, online: &[u32]) -> String {
+    let mut cpuinfo = String::new();
+    let mhz = h.freq.as_ref().map(|f| f.cur / 1000).unwrap_or(2450);
+    for cpu in online {
+        let mut flags = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl xtopology cpuid pni ssse3 fma cx16 sse4_1 sse4_2 popcnt aes xsave avx f16c rdrand".to_string();
+        if h.hypervisor {
+            flags.push_str(" hypervisor");
+        }
+        cpuinfo.push_str(&format!(
+            "processor\t: {cpu}\nvendor_id\t: {}\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: {}\nstepping\t: 1\ncpu MHz\t\t: {mhz}.000\ncache size\t: 512 KB\nphysical id\t: 0\nsiblings\t: {}\ncore id\t\t: {}\ncpu cores\t: {}\napicid\t\t: {cpu}\nfpu\t\t: yes\nflags\t\t: {flags}\n\n",
+            h.vendor,
+            h.cpu_model,
+            online.len(),
+            cpu % h.cores,
+            h.cores
+        ));
+    }
+    cpuinfo
+}
+
+/// /proc/stat: the host's and every online CPU's ticks, with the host's steal.
+fn stat(h: &Host, online: &[u32]) -> String {
+    let mut stat = format!(
+        "cpu  {} 120 {} {} 900 0 300 {} 0 0\n",
+        40_000 * online.len(),
+        9_000 * online.len(),
+        500_000 * online.len(),
+        h.steal
+    );
+    for cpu in online {
+        stat.push_str(&format!(
+            "cpu{cpu} 40000 30 9000 500000 225 0 75 {} 0 0\n",
+            h.steal / online.len().max(1) as u64
+        ));
+    }
+    stat.push_str("intr 1000000\nctxt 5000000\nbtime 1763700000\nprocesses 4000\nprocs_running 1\nprocs_blocked 0\n");
+    stat
+}
+
+/// /proc/self/mountinfo of each storage layout.
+fn mountinfo(storage: Storage) -> &'static str {
+    match storage {
         Storage::Nvme => "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro\n\
              23 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n\
              24 22 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n\
@@ -682,13 +335,7 @@ fn write_proc(t: &Tree, h: &Host) -> io::Result<()> {
              23 27 0:22 / /sys rw,relatime - sysfs sysfs rw\n\
              24 27 0:6 / /dev rw,relatime - devtmpfs devtmpfs rw,size=12334524k,mode=755\n\
              27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n",
-    };
-    t.put("proc/self/mountinfo", mountinfo)?;
-    t.put("proc/1/comm", "systemd")?;
-    for (i, d) in h.daemons.iter().enumerate() {
-        t.put(&format!("proc/{}/comm", 600 + i), d)?;
     }
-    Ok(())
 }
 
 fn queue(
@@ -742,72 +389,88 @@ fn block(t: &Tree, dir: &str, name: &str, dev: &str) -> io::Result<()> {
 
 fn write_storage(t: &Tree, h: &Host) -> io::Result<()> {
     match h.storage {
-        Storage::Virtio => {
-            let pcidev = "sys/devices/pci0000:00/0000:00:02.0";
-            t.put(&format!("{pcidev}/vendor"), "0x1af4")?;
-            pci(t, pcidev)?;
-            let vda = format!("{pcidev}/virtio1/block/vda");
-            block(t, &vda, "vda", "254:0")?;
-            t.link("sys/block/vda", &vda)?;
-            queue(t, &vda, "none [mq-deadline] kyber bfq", "8192", "1")?;
-        }
-        Storage::Nvme => {
-            let port0 = "sys/devices/pci0000:00/0000:00:01.1";
-            let port1 = "sys/devices/pci0000:00/0000:00:01.2";
-            let nic_port = "sys/devices/pci0000:00/0000:00:1c.0";
-            let ep0 = format!("{port0}/0000:01:00.0");
-            let ep1 = format!("{port1}/0000:02:00.0");
-            for p in [port0, port1, nic_port, &ep0, &ep1] {
-                pci(t, p)?;
-            }
-            aer(t, port0, 0)?;
-            aer(t, &ep0, h.nvme_errors)?;
-            aer(t, port1, 0)?;
-            aer(t, &ep1, 0)?;
-            aer(t, nic_port, h.other_errors)?;
-            t.put(
-                &format!("{port0}/aer_rootport_total_err_cor"),
-                h.nvme_errors.to_string(),
-            )?;
-            t.put(
-                &format!("{nic_port}/aer_rootport_total_err_cor"),
-                h.other_errors.to_string(),
-            )?;
+        Storage::Virtio => write_virtio(t),
+        Storage::Nvme => write_nvme(t, h),
+    }
+}
 
-            let n0 = format!("{ep0}/nvme/nvme0/nvme0n1");
-            block(t, &n0, "nvme0n1", "259:0")?;
-            t.link("sys/block/nvme0n1", &n0)?;
-            t.link(&format!("{ep0}/nvme/nvme0/device"), &ep0)?;
-            t.link(&format!("{n0}/device"), &format!("{ep0}/nvme/nvme0"))?;
-            queue(t, &n0, "[none] mq-deadline kyber bfq", "128", "0")?;
-            for (i, dev) in [(1, "259:1"), (2, "259:2")] {
-                let p = format!("{n0}/nvme0n1p{i}");
-                block(t, &p, &format!("nvme0n1p{i}"), dev)?;
-                t.put(&format!("{p}/partition"), i.to_string())?;
-            }
-            let n1 = format!("{ep1}/nvme/nvme1/nvme1n1");
-            block(t, &n1, "nvme1n1", "259:3")?;
-            t.link("sys/block/nvme1n1", &n1)?;
-            queue(t, &n1, "[none] mq-deadline kyber bfq", "128", "0")?;
-            let p1 = format!("{n1}/nvme1n1p1");
-            block(t, &p1, "nvme1n1p1", "259:4")?;
-            t.put(&format!("{p1}/partition"), "1")?;
-            t.link(
-                &format!("{p1}/holders/dm-0"),
-                "sys/devices/virtual/block/dm-0",
-            )?;
+/// The research VM's one disk, virtio `vda`.
+fn write_virtio(t: &Tree) -> io::Result<()> {
+    let pcidev = "sys/devices/pci0000:00/0000:00:02.0";
+    t.put(&format!("{pcidev}/vendor"), "0x1af4")?;
+    pci(t, pcidev)?;
+    let vda = format!("{pcidev}/virtio1/block/vda");
+    block(t, &vda, "vda", "254:0")?;
+    t.link("sys/block/vda", &vda)?;
+    queue(t, &vda, "none [mq-deadline] kyber bfq", "8192", "1")
+}
 
-            let dm = "sys/devices/virtual/block/dm-0";
-            block(t, dm, "dm-0", "253:0")?;
-            t.link("sys/block/dm-0", dm)?;
-            t.put(&format!("{dm}/dm/name"), "vg0-data")?;
-            t.put(&format!("{dm}/dm/uuid"), "LVM-k3J8x2")?;
-            t.link(&format!("{dm}/slaves/nvme1n1p1"), &p1)?;
-            // Device-mapper queues are bio-based: no elevator to choose.
-            queue(t, dm, "none", "4096", "0")?;
-        }
+/// Two NVMe drives, each behind a root port, and a NIC's port beside them, all with AER
+/// counters: `/` and `/boot/efi` on the first drive, `/data` on LVM over the second.
+fn write_nvme(t: &Tree, h: &Host) -> io::Result<()> {
+    let port0 = "sys/devices/pci0000:00/0000:00:01.1";
+    let port1 = "sys/devices/pci0000:00/0000:00:01.2";
+    let nic_port = "sys/devices/pci0000:00/0000:00:1c.0";
+    let ep0 = format!("{port0}/0000:01:00.0");
+    let ep1 = format!("{port1}/0000:02:00.0");
+    for p in [port0, port1, nic_port, &ep0, &ep1] {
+        pci(t, p)?;
+    }
+    aer(t, port0, 0)?;
+    aer(t, &ep0, h.nvme_errors)?;
+    aer(t, port1, 0)?;
+    aer(t, &ep1, 0)?;
+    aer(t, nic_port, h.other_errors)?;
+    t.put(
+        &format!("{port0}/aer_rootport_total_err_cor"),
+        h.nvme_errors.to_string(),
+    )?;
+    t.put(
+        &format!("{nic_port}/aer_rootport_total_err_cor"),
+        h.other_errors.to_string(),
+    )?;
+    write_system_drive(t, &ep0)?;
+    write_data_drive(t, &ep1)
+}
+
+/// nvme0n1 under the PCIe endpoint `ep`: partition 1 is `/boot/efi`, partition 2 `/`.
+fn write_system_drive(t: &Tree, ep: &str) -> io::Result<()> {
+    let n0 = format!("{ep}/nvme/nvme0/nvme0n1");
+    block(t, &n0, "nvme0n1", "259:0")?;
+    t.link("sys/block/nvme0n1", &n0)?;
+    t.link(&format!("{ep}/nvme/nvme0/device"), ep)?;
+    t.link(&format!("{n0}/device"), &format!("{ep}/nvme/nvme0"))?;
+    queue(t, &n0, "[none] mq-deadline kyber bfq", "128", "0")?;
+    for (i, dev) in [(1, "259:1"), (2, "259:2")] {
+        let p = format!("{n0}/nvme0n1p{i}");
+        block(t, &p, &format!("nvme0n1p{i}"), dev)?;
+        t.put(&format!("{p}/partition"), i.to_string())?;
     }
     Ok(())
+}
+
+/// nvme1n1 under the PCIe endpoint `ep`, its one partition held by LVM's dm-0 (`/data`).
+fn write_data_drive(t: &Tree, ep: &str) -> io::Result<()> {
+    let n1 = format!("{ep}/nvme/nvme1/nvme1n1");
+    block(t, &n1, "nvme1n1", "259:3")?;
+    t.link("sys/block/nvme1n1", &n1)?;
+    queue(t, &n1, "[none] mq-deadline kyber bfq", "128", "0")?;
+    let p1 = format!("{n1}/nvme1n1p1");
+    block(t, &p1, "nvme1n1p1", "259:4")?;
+    t.put(&format!("{p1}/partition"), "1")?;
+    t.link(
+        &format!("{p1}/holders/dm-0"),
+        "sys/devices/virtual/block/dm-0",
+    )?;
+
+    let dm = "sys/devices/virtual/block/dm-0";
+    block(t, dm, "dm-0", "253:0")?;
+    t.link("sys/block/dm-0", dm)?;
+    t.put(&format!("{dm}/dm/name"), "vg0-data")?;
+    t.put(&format!("{dm}/dm/uuid"), "LVM-k3J8x2")?;
+    t.link(&format!("{dm}/slaves/nvme1n1p1"), &p1)?;
+    // Device-mapper queues are bio-based: no elevator to choose.
+    queue(t, dm, "none", "4096", "0")
 }
 
 fn write_misc(t: &Tree, h: &Host) -> io::Result<()> {
@@ -852,5 +515,11 @@ mod tests {
             assert!(d.path().join("proc/cpuinfo").exists(), "{name}");
         }
         assert!(build("nope", tempfile::tempdir().unwrap().path()).is_err());
+    }
+
+    #[test]
+    fn names_are_the_hosts_described() {
+        let described: Vec<&str> = hosts::HOSTS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(NAMES, described.as_slice());
     }
 }

@@ -3,12 +3,14 @@
 //! it back exactly (`tune`), and watching it during a run (`monitor`). Documented in docs/host.md.
 //!
 //! Every sysfs and procfs path is read under `Roots`, so tests point them at fixture trees
-//! built from the kernel documentation (`fixture`).
+//! built from the kernel documentation (`fixture`, compiled for tests and examples only).
 
 pub mod aer;
 pub mod block;
 pub mod cpufreq;
-#[doc(hidden)]
+// Test code, not the program's: the unit tests build it, and tests/ and examples/ through the
+// `fixtures` feature the crate's dev-dependency on itself turns on (Cargo.toml).
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod kernel;
 pub mod machine;

@@ -396,20 +396,38 @@ impl Monitor {
         };
         let end = fingerprint(&self.roots, &self.data_dirs);
         let changed = diff(&self.start, &end);
-        let mut warnings = Vec::new();
-        if !changed.is_empty() {
-            let shown: Vec<&str> = changed.iter().take(6).map(|s| s.as_str()).collect();
-            warnings.push(format!(
-                "host state changed during the run: {}{}",
-                shown.join("; "),
-                if changed.len() > shown.len() {
-                    format!(" (and {} more)", changed.len() - shown.len())
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        let frequency = match &self.freq {
+        let mut warnings: Vec<String> = changed_warning(&changed).into_iter().collect();
+        let frequency = self.frequency();
+        warnings.extend(sag_warnings(&frequency));
+        warnings.extend(aer_rises(&self.start, &end));
+        let calibration = calibration(self.calibration_before, after_ms);
+        warnings.extend(calibration.as_ref().and_then(drift_warning));
+        let swap = match (self.swap_start, kernel::swap_pages(&self.roots)) {
+            (Some(a), Some(b)) => Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1))),
+            _ => None,
+        };
+        warnings.extend(swap.and_then(swap_warning));
+        let steal = match (self.cpu_start, machine::cpu_times(&self.roots)) {
+            (Some(a), Some(b)) => b.since(&a).steal_pct(),
+            _ => None,
+        };
+        warnings.extend(steal.and_then(steal_warning));
+        let record = RunRecord {
+            frequency,
+            calibration,
+            aer_before: aer_totals(&self.start),
+            aer_after: aer_totals(&end),
+            swap_pages_in: swap.map(|s| s.0),
+            swap_pages_out: swap.map(|s| s.1),
+            steal_pct: steal,
+            changed,
+        };
+        (record, warnings)
+    }
+
+    /// What the frequency sampler saw, or why there was nothing to sample.
+    fn frequency(&self) -> FrequencyRecord {
+        match &self.freq {
             Some(f) => f.record(),
             None => FrequencyRecord {
                 sampled: false,
@@ -423,90 +441,111 @@ impl Monitor {
                 steps: Vec::new(),
                 policies: Vec::new(),
             },
-        };
-        for s in frequency.steps.iter().filter(|s| s.sagged) {
-            warnings.push(format!(
+        }
+    }
+}
+
+/// The settings that changed during the run, the first six named.
+fn changed_warning(changed: &[String]) -> Option<String> {
+    if changed.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = changed.iter().take(6).map(|s| s.as_str()).collect();
+    Some(format!(
+        "host state changed during the run: {}{}",
+        shown.join("; "),
+        if changed.len() > shown.len() {
+            format!(" (and {} more)", changed.len() - shown.len())
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// One warning per step whose busy CPUs ran below `SAG_PCT` of their allowed maximum.
+fn sag_warnings(frequency: &FrequencyRecord) -> Vec<String> {
+    frequency
+        .steps
+        .iter()
+        .filter(|s| s.sagged)
+        .map(|s| {
+            format!(
                 "CPU frequency sagged under load in step {}: busy CPUs ran at a median {}% of their allowed maximum (thermal or power capping, or a power-saving governor or EPP)",
                 s.step,
                 s.median_pct_of_max.unwrap_or(0)
-            ));
-        }
-        let before: BTreeMap<&str, u64> = self
-            .start
-            .aer
-            .devices
-            .iter()
-            .map(|d| (d.device.as_str(), d.correctable.unwrap_or(0)))
-            .collect();
-        for d in &end.aer.devices {
+            )
+        })
+        .collect()
+}
+
+/// One warning per PCIe device whose correctable errors rose between the two fingerprints.
+fn aer_rises(start: &Fingerprint, end: &Fingerprint) -> Vec<String> {
+    let before: BTreeMap<&str, u64> = start
+        .aer
+        .devices
+        .iter()
+        .map(|d| (d.device.as_str(), d.correctable.unwrap_or(0)))
+        .collect();
+    end.aer
+        .devices
+        .iter()
+        .filter_map(|d| {
             let was = before.get(d.device.as_str()).copied().unwrap_or(0);
             let now = d.correctable.unwrap_or(0);
-            if now > was {
-                warnings.push(format!(
+            (now > was).then(|| {
+                format!(
                     "PCIe correctable errors rose during the run on {}{}: {was} -> {now} (the link retried transfers, which costs throughput and latency)",
                     d.device,
                     if d.storage_path { " (storage path)" } else { "" }
-                ));
+                )
+            })
+        })
+        .collect()
+}
+
+/// The calibration loop's times before and after the run; None when it did not run before.
+fn calibration(before_ms: f64, after_ms: f64) -> Option<Calibration> {
+    (before_ms.is_finite() && before_ms > 0.0).then(|| Calibration {
+        iterations: iterations(),
+        before_ms: round(before_ms, 3),
+        after_ms: round(after_ms, 3),
+        drift_pct: round((after_ms - before_ms) / before_ms * 100.0, 2),
+    })
+}
+
+fn drift_warning(c: &Calibration) -> Option<String> {
+    (c.drift_pct.abs() > DRIFT_PCT).then(|| {
+        format!(
+            "CPU speed drifted during the run: the calibration loop took {:.1}% {} after the run than before ({:.1} vs {:.1} ms; {})",
+            c.drift_pct.abs(),
+            if c.drift_pct > 0.0 { "longer" } else { "less" },
+            c.after_ms,
+            c.before_ms,
+            if c.drift_pct > 0.0 {
+                "thermal throttling, power capping or a frequency change"
+            } else {
+                "boost or a governor ramping up"
             }
-        }
-        let calibration = (self.calibration_before.is_finite() && self.calibration_before > 0.0)
-            .then(|| Calibration {
-                iterations: iterations(),
-                before_ms: round(self.calibration_before, 3),
-                after_ms: round(after_ms, 3),
-                drift_pct: round(
-                    (after_ms - self.calibration_before) / self.calibration_before * 100.0,
-                    2,
-                ),
-            });
-        if let Some(c) = &calibration {
-            if c.drift_pct.abs() > DRIFT_PCT {
-                warnings.push(format!(
-                    "CPU speed drifted during the run: the calibration loop took {:.1}% {} after the run than before ({:.1} vs {:.1} ms; {})",
-                    c.drift_pct.abs(),
-                    if c.drift_pct > 0.0 { "longer" } else { "less" },
-                    c.after_ms,
-                    c.before_ms,
-                    if c.drift_pct > 0.0 {
-                        "thermal throttling, power capping or a frequency change"
-                    } else {
-                        "boost or a governor ramping up"
-                    }
-                ));
-            }
-        }
-        let swap = match (self.swap_start, kernel::swap_pages(&self.roots)) {
-            (Some(a), Some(b)) => Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1))),
-            _ => None,
-        };
-        if let Some((i, o)) = swap {
-            if i + o > 0 {
-                warnings.push(format!(
-                    "the host swapped during the run ({i} pages in, {o} out): memory pressure turns page faults into disk reads"
-                ));
-            }
-        }
-        let steal = match (self.cpu_start, machine::cpu_times(&self.roots)) {
-            (Some(a), Some(b)) => b.since(&a).steal_pct(),
-            _ => None,
-        };
-        if let Some(s) = steal.filter(|s| *s > STEAL_PCT) {
-            warnings.push(format!(
-                "the hypervisor took {s}% of CPU time during the run (steal): neighbours slowed this VM down"
-            ));
-        }
-        let record = RunRecord {
-            frequency,
-            calibration,
-            aer_before: aer_totals(&self.start),
-            aer_after: aer_totals(&end),
-            swap_pages_in: swap.map(|s| s.0),
-            swap_pages_out: swap.map(|s| s.1),
-            steal_pct: steal,
-            changed,
-        };
-        (record, warnings)
-    }
+        )
+    })
+}
+
+/// `(i, o)`: pages swapped in and out during the run.
+fn swap_warning((i, o): (u64, u64)) -> Option<String> {
+    (i + o > 0).then(|| {
+        format!(
+            "the host swapped during the run ({i} pages in, {o} out): memory pressure turns page faults into disk reads"
+        )
+    })
+}
+
+/// `s`: the share of CPU time the hypervisor took during the run, %.
+fn steal_warning(s: f64) -> Option<String> {
+    (s > STEAL_PCT).then(|| {
+        format!(
+            "the hypervisor took {s}% of CPU time during the run (steal): neighbours slowed this VM down"
+        )
+    })
 }
 
 /// "acpi-cpufreq, governor schedutil, boost on, SMT on, THP madvise; 3 warnings".

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::block::BlockDevice;
 use super::cpufreq::Policy;
 use super::sysfs::cpu_ranges;
 use super::Fingerprint;
@@ -17,6 +18,15 @@ fn onoff(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "on",
         Some(false) => "off",
+        None => "-",
+    }
+}
+
+/// A flag file's value as the kernel writes it: `1`, `0`, or `-` when unread.
+fn one_zero(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "1",
+        Some(false) => "0",
         None => "-",
     }
 }
@@ -133,19 +143,35 @@ fn policy_rows(ps: &[Policy]) -> Vec<Vec<String>> {
     rows
 }
 
+/// One labelled line: the label in a column of its own, then the text.
+fn line(s: &mut String, label: &str, text: String) {
+    let _ = writeln!(s, "{label:<11} {text}");
+}
+
+/// Every section of `host show`, in order.
+const SECTIONS: &[fn(&mut String, &Fingerprint)] =
+    &[machine, cpufreq, smt, thp, vm, storage, aer, daemons, power];
+
 pub fn render(f: &Fingerprint) -> String {
     let mut s = String::new();
-    let line = |s: &mut String, label: &str, text: String| {
-        let _ = writeln!(s, "{label:<11} {text}");
-    };
+    for section in SECTIONS {
+        section(&mut s, f);
+    }
+    s.push('\n');
+    warnings(&mut s, f);
+    s
+}
+
+/// The host, kernel command line, CPU and memory, firmware and whether it is a VM.
+fn machine(s: &mut String, f: &Fingerprint) {
     line(
-        &mut s,
+        s,
         "host",
         format!("{}, {}, kernel {}", f.hostname, f.os, f.kernel),
     );
-    line(&mut s, "cmdline", f.kernel_cmdline.clone());
+    line(s, "cmdline", f.kernel_cmdline.clone());
     line(
-        &mut s,
+        s,
         "cpu",
         format!(
             "{}, {} online CPUs{}, {} MiB memory",
@@ -185,59 +211,60 @@ pub fn render(f: &Fingerprint) -> String {
     } else {
         "bare metal".to_string()
     };
-    line(&mut s, "machine", format!("{machine}, {bios}"));
+    line(s, "machine", format!("{machine}, {bios}"));
+}
 
+/// The driver and boost, the driver's own switches, and the policies' table.
+fn cpufreq(s: &mut String, f: &Fingerprint) {
     let cf = &f.cpufreq;
     if cf.policies.is_empty() {
         line(
-            &mut s,
+            s,
             "cpufreq",
             "none: no cpufreq policies (the hypervisor or firmware sets the clock)".into(),
         );
-    } else {
-        let mode = if cf.mode != cf.driver {
-            format!("{} ({})", cf.driver, cf.mode)
-        } else {
-            cf.driver.clone()
-        };
-        let boost = match cf.boost.enabled {
-            Some(e) => format!("boost {} ({})", onoff(Some(e)), cf.boost.control),
-            None => "boost: no control".to_string(),
-        };
-        line(&mut s, "cpufreq", format!("{mode}, {boost}"));
-        if let Some(i) = &cf.intel_pstate {
-            line(
-                &mut s,
-                "",
-                format!(
-                    "intel_pstate: status {}, no_turbo {}, perf pct {}-{}, turbo_pct {}, hwp_dynamic_boost {}",
-                    opt(&i.status),
-                    match i.no_turbo {
-                        Some(true) => "1",
-                        Some(false) => "0",
-                        None => "-",
-                    },
-                    opt(&i.min_perf_pct),
-                    opt(&i.max_perf_pct),
-                    opt(&i.turbo_pct),
-                    onoff(i.hwp_dynamic_boost)
-                ),
-            );
-        }
-        if let Some(a) = &cf.amd_pstate {
-            line(
-                &mut s,
-                "",
-                format!(
-                    "amd_pstate: status {}, prefcore {}",
-                    opt(&a.status),
-                    opt(&a.prefcore)
-                ),
-            );
-        }
-        s.push_str(&table(&policy_rows(&cf.policies)));
+        return;
     }
+    let mode = if cf.mode != cf.driver {
+        format!("{} ({})", cf.driver, cf.mode)
+    } else {
+        cf.driver.clone()
+    };
+    let boost = match cf.boost.enabled {
+        Some(e) => format!("boost {} ({})", onoff(Some(e)), cf.boost.control),
+        None => "boost: no control".to_string(),
+    };
+    line(s, "cpufreq", format!("{mode}, {boost}"));
+    if let Some(i) = &cf.intel_pstate {
+        line(
+            s,
+            "",
+            format!(
+                "intel_pstate: status {}, no_turbo {}, perf pct {}-{}, turbo_pct {}, hwp_dynamic_boost {}",
+                opt(&i.status),
+                one_zero(i.no_turbo),
+                opt(&i.min_perf_pct),
+                opt(&i.max_perf_pct),
+                opt(&i.turbo_pct),
+                onoff(i.hwp_dynamic_boost)
+            ),
+        );
+    }
+    if let Some(a) = &cf.amd_pstate {
+        line(
+            s,
+            "",
+            format!(
+                "amd_pstate: status {}, prefcore {}",
+                opt(&a.status),
+                opt(&a.prefcore)
+            ),
+        );
+    }
+    s.push_str(&table(&policy_rows(&cf.policies)));
+}
 
+fn smt(s: &mut String, f: &Fingerprint) {
     let smt = match (f.smt.control.as_deref(), f.smt.active) {
         (None, _) => "unknown (no smt/control)".to_string(),
         (Some("forceoff"), _) => {
@@ -252,9 +279,12 @@ pub fn render(f: &Fingerprint) -> String {
             }
         ),
     };
-    line(&mut s, "smt", smt);
+    line(s, "smt", smt);
+}
+
+fn thp(s: &mut String, f: &Fingerprint) {
     line(
-        &mut s,
+        s,
         "thp",
         format!(
             "enabled {}, defrag {}",
@@ -262,9 +292,13 @@ pub fn render(f: &Fingerprint) -> String {
             opt(&f.thp.defrag)
         ),
     );
+}
+
+/// The VM sysctls.
+fn vm(s: &mut String, f: &Fingerprint) {
     let v = &f.sysctl;
     line(
-        &mut s,
+        s,
         "vm",
         format!(
             "swappiness {}, dirty_ratio {}, dirty_background_ratio {}, dirty_bytes {}, dirty_background_bytes {}, dirty_expire_centisecs {}, dirty_writeback_centisecs {}, zone_reclaim_mode {}, numa_balancing {}",
@@ -279,6 +313,10 @@ pub fn render(f: &Fingerprint) -> String {
             opt(&v.numa_balancing)
         ),
     );
+}
+
+/// Every data directory: its mount, the device chain under it, and each device's queue.
+fn storage(s: &mut String, f: &Fingerprint) {
     for d in &f.storage {
         let head = match (&d.mount_point, &d.fstype) {
             (Some(m), Some(t)) => format!(
@@ -289,44 +327,44 @@ pub fn render(f: &Fingerprint) -> String {
             ),
             _ => d.path.clone(),
         };
-        line(&mut s, "storage", head);
+        line(s, "storage", head);
         if let Some(n) = &d.note {
-            line(&mut s, "", format!("no block device: {n}"));
+            line(s, "", format!("no block device: {n}"));
         }
         if d.chain.len() > 1 {
-            line(&mut s, "", d.chain.join(" -> "));
+            line(s, "", d.chain.join(" -> "));
         }
         for b in &d.devices {
-            line(
-                &mut s,
-                "",
-                format!(
-                    "{}{}: scheduler {} (of {}), read_ahead_kb {}, rotational {}, write_cache {}",
-                    b.name,
-                    b.dm_name
-                        .as_ref()
-                        .map(|n| format!(" ({n})"))
-                        .unwrap_or_default(),
-                    opt(&b.scheduler),
-                    if b.schedulers_available.is_empty() {
-                        "-".into()
-                    } else {
-                        b.schedulers_available.join(" ")
-                    },
-                    opt(&b.read_ahead_kb),
-                    match b.rotational {
-                        Some(true) => "1",
-                        Some(false) => "0",
-                        None => "-",
-                    },
-                    opt(&b.write_cache)
-                ),
-            );
+            line(s, "", device(b));
         }
     }
+}
+
+/// One block device's queue settings.
+fn device(b: &BlockDevice) -> String {
+    format!(
+        "{}{}: scheduler {} (of {}), read_ahead_kb {}, rotational {}, write_cache {}",
+        b.name,
+        b.dm_name
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default(),
+        opt(&b.scheduler),
+        if b.schedulers_available.is_empty() {
+            "-".into()
+        } else {
+            b.schedulers_available.join(" ")
+        },
+        opt(&b.read_ahead_kb),
+        one_zero(b.rotational),
+        opt(&b.write_cache)
+    )
+}
+
+fn aer(s: &mut String, f: &Fingerprint) {
     let a = &f.aer;
     line(
-        &mut s,
+        s,
         "pcie aer",
         if a.available {
             format!(
@@ -339,8 +377,11 @@ pub fn render(f: &Fingerprint) -> String {
             "no AER counters (no AER-capable PCIe device, or a kernel before 4.19)".into()
         },
     );
+}
+
+fn daemons(s: &mut String, f: &Fingerprint) {
     line(
-        &mut s,
+        s,
         "daemons",
         if f.pm_daemons.is_empty() {
             "no power-management daemon running".into()
@@ -348,28 +389,33 @@ pub fn render(f: &Fingerprint) -> String {
             f.pm_daemons.join(", ")
         },
     );
+}
+
+fn power(s: &mut String, f: &Fingerprint) {
     if let Some(ac) = f.ac_power {
         line(
-            &mut s,
+            s,
             "power",
             if ac { "on mains" } else { "on battery" }.into(),
         );
     }
-    s.push('\n');
+}
+
+/// The warnings, each with why it matters and how to fix it.
+fn warnings(s: &mut String, f: &Fingerprint) {
     if f.warnings.is_empty() {
         s.push_str("No warnings.\n");
-    } else {
-        let _ = writeln!(
-            s,
-            "{} warning{}:",
-            f.warnings.len(),
-            if f.warnings.len() == 1 { "" } else { "s" }
-        );
-        for w in &f.warnings {
-            let _ = writeln!(s, "  ! {}: {}", w.id, w.message);
-            let _ = writeln!(s, "      why: {}", w.why);
-            let _ = writeln!(s, "      fix: {}", w.fix);
-        }
+        return;
     }
-    s
+    let _ = writeln!(
+        s,
+        "{} warning{}:",
+        f.warnings.len(),
+        if f.warnings.len() == 1 { "" } else { "s" }
+    );
+    for w in &f.warnings {
+        let _ = writeln!(s, "  ! {}: {}", w.id, w.message);
+        let _ = writeln!(s, "      why: {}", w.why);
+        let _ = writeln!(s, "      fix: {}", w.fix);
+    }
 }

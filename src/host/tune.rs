@@ -7,6 +7,12 @@
 //! before boost (a governor change resets intel_pstate's no_turbo), boost before EPP and limits,
 //! SMT last so that undo brings sibling CPUs back first and then restores their policies too.
 
+mod cpu;
+mod plan;
+mod queues;
+mod summary;
+mod vm;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
@@ -14,10 +20,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cpufreq::{self, is_amd_epp, Policy};
-use super::sysfs::{self, kernel_version};
-use super::{block, kernel, Roots};
+use super::{cpufreq, sysfs, Roots};
 use crate::error::{bad_input, BadInput};
+use plan::{merge, Plan};
+use summary::{as_set, summarize};
 
 pub const STATE_SCHEMA: u32 = 1;
 
@@ -174,484 +180,56 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Builds the journal in write order (see `merge`).
-#[derive(Default)]
-struct Plan {
-    entries: Vec<Entry>,
-}
-
-/// A file already in the journal keeps its first old value. Writing it again moves it to the
-/// end: the journal is in write order (a file saved only as a side effect of an earlier write
-/// may be written for its own sake later, e.g. no_turbo saved by --governor, written by --boost).
-fn merge(entries: &mut Vec<Entry>, i: usize, setting: &str, new: Option<String>) {
-    if new.is_none() {
-        return;
-    }
-    let mut e = entries.remove(i);
-    e.new = new;
-    e.setting = setting.into();
-    entries.push(e);
-}
-
-impl Plan {
-    fn add(
-        &mut self,
-        setting: &str,
-        what: String,
-        path: PathBuf,
-        new: Option<String>,
-        choice: bool,
-    ) {
-        let old = {
-            let raw = sysfs::read(&path).unwrap_or_default();
-            if choice {
-                sysfs::bracketed(&raw).map(|(s, _)| s).unwrap_or(raw)
-            } else {
-                raw
-            }
-        };
-        if let Some(i) = self.entries.iter().position(|e| e.path == path) {
-            // Saved as a side effect and already holding the value asked for: nothing to write.
-            if self.entries[i].new.is_none() && new.as_ref() == Some(&old) {
-                return;
-            }
-            merge(&mut self.entries, i, setting, new);
-            return;
-        }
-        // Nothing to write, and nothing to save, when the file already holds the value.
-        if new.as_ref().is_some_and(|n| *n == old) {
-            return;
-        }
-        self.entries.push(Entry {
-            setting: setting.into(),
-            what,
-            path,
-            old,
-            new,
-            choice,
-        });
-    }
-
-    /// Saves a file that writing another will change, so undo can put it back.
-    fn companion(&mut self, setting: &str, what: String, path: PathBuf) {
-        if path.exists() {
-            self.add(setting, what, path, None, false);
-        }
-    }
-}
-
-/// The page size in KiB.
-fn page_kb() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let bytes = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(bytes).map_or(4, |b| (b / 1024).max(1))
-}
-
-fn no_cpufreq(opt: &str) -> anyhow::Result<()> {
-    bad_input(format!(
-        "this host has no CPU frequency control (no cpufreq policies, usual in virtual machines), so {opt} cannot be set"
-    ))
-}
-
-fn active(cf: &cpufreq::CpuFreq) -> Vec<&Policy> {
-    cf.policies.iter().filter(|p| p.active()).collect()
-}
-
-/// Reads the host and works out every file to write. Errors here are the user's (a value the
-/// driver does not offer, a control this kernel lacks): nothing has been written yet.
+/// Reads the host and works out every file to write, in the order they are written (spec
+/// A.1.7, see the top of this file). Errors here are the user's (a value the driver does not
+/// offer, a control this kernel lacks): nothing has been written yet.
 pub fn plan(roots: &Roots, req: &Request) -> anyhow::Result<Vec<Entry>> {
     let cf = cpufreq::read_cpufreq(roots);
-    let kernel_release = sysfs::read(&roots.proc.join("sys/kernel/osrelease")).unwrap_or_default();
-    let policies = active(&cf);
-    let pdir = |p: &Policy| cpufreq::policy_dir(roots, &p.name);
+    let cpus = cpu::Cpus::new(roots, &cf);
     let mut plan = Plan::default();
-    let driver = cf.driver.clone();
-
     if let Some(g) = &req.governor {
-        if policies.is_empty() {
-            no_cpufreq("--governor")?;
-        }
-        for p in &policies {
-            if !p.governors_available.is_empty() && !p.governors_available.contains(g) {
-                return bad_input(format!(
-                    "the {driver} driver offers the governors {}, not '{g}'",
-                    p.governors_available.join(", ")
-                ));
-            }
-        }
-        for p in &policies {
-            if p.governor.as_deref() == Some(g.as_str()) {
-                continue;
-            }
-            // A governor change moves EPP (intel_pstate HWP, amd-pstate-epp) and can reset
-            // intel_pstate's no_turbo; save them so undo puts them back as they were.
-            plan.companion(
-                "--governor",
-                format!("{} energy_performance_preference", p.name),
-                pdir(p).join("energy_performance_preference"),
-            );
-            plan.companion(
-                "--governor",
-                "intel_pstate no_turbo".into(),
-                cpufreq::cpu_dir(roots).join("intel_pstate/no_turbo"),
-            );
-            plan.add(
-                "--governor",
-                format!("{} scaling_governor", p.name),
-                pdir(p).join("scaling_governor"),
-                Some(g.clone()),
-                false,
-            );
-        }
+        cpu::governor(&mut plan, &cpus, g)?;
     }
-
     if let Some(on) = req.boost {
-        if policies.is_empty() {
-            no_cpufreq("--boost")?;
-        }
-        let v = |on: bool| if on { "1" } else { "0" }.to_string();
-        match cf.boost.control.as_str() {
-            "intel_pstate/no_turbo" => {
-                // Setting no_turbo lowers both frequency caps; clearing it restores them only if
-                // nothing wrote them meanwhile, so save them.
-                for p in &policies {
-                    plan.companion(
-                        "--boost",
-                        format!("{} scaling_min_freq", p.name),
-                        pdir(p).join("scaling_min_freq"),
-                    );
-                    plan.companion(
-                        "--boost",
-                        format!("{} scaling_max_freq", p.name),
-                        pdir(p).join("scaling_max_freq"),
-                    );
-                }
-                plan.add(
-                    "--boost",
-                    "intel_pstate no_turbo".into(),
-                    cpufreq::cpu_dir(roots).join("intel_pstate/no_turbo"),
-                    Some(v(!on)),
-                    false,
-                );
-            }
-            "cpufreq/boost" => {
-                // The global switch also sets every policy's boost; save those to restore a
-                // mixed state exactly.
-                for p in &policies {
-                    plan.companion(
-                        "--boost",
-                        format!("{} boost", p.name),
-                        pdir(p).join("boost"),
-                    );
-                    plan.companion("--boost", format!("{} cpb", p.name), pdir(p).join("cpb"));
-                }
-                plan.add(
-                    "--boost",
-                    "cpufreq boost".into(),
-                    cpufreq::cpu_dir(roots).join("cpufreq/boost"),
-                    Some(v(on)),
-                    false,
-                );
-            }
-            "policy boost" => {
-                for p in policies.iter().filter(|p| p.boost.is_some()) {
-                    plan.add(
-                        "--boost",
-                        format!("{} boost", p.name),
-                        pdir(p).join("boost"),
-                        Some(v(on)),
-                        false,
-                    );
-                }
-            }
-            "cpb" => {
-                for p in policies.iter().filter(|p| p.cpb.is_some()) {
-                    plan.add(
-                        "--boost",
-                        format!("{} cpb", p.name),
-                        pdir(p).join("cpb"),
-                        Some(v(on)),
-                        false,
-                    );
-                }
-            }
-            _ => {
-                let k = kernel_version(&kernel_release)
-                    .map(|(a, b)| format!("Linux {a}.{b}"))
-                    .unwrap_or_else(|| "this kernel".into());
-                if is_amd_epp(&driver) {
-                    return bad_input(format!(
-                        "amd-pstate-epp (active mode) on {k} offers no boost control (no cpufreq/boost and no per-policy boost file): boot with amd_pstate=passive or amd_pstate=guided, or amd_pstate=disable to use acpi-cpufreq, or run Linux 6.11 or newer"
-                    ));
-                }
-                return bad_input(format!(
-                    "the {driver} driver offers no boost control on this CPU (no cpufreq/boost, per-policy boost, intel_pstate/no_turbo or cpb file)"
-                ));
-            }
-        }
+        cpu::boost(&mut plan, &cpus, on)?;
     }
-
     if let Some(e) = &req.epp {
-        if policies.is_empty() {
-            no_cpufreq("--epp")?;
-        }
-        let with: Vec<&&Policy> = policies.iter().filter(|p| p.epp.is_some()).collect();
-        if with.is_empty() {
-            return bad_input(format!(
-                "the {driver} driver offers no energy_performance_preference (EPP exists with intel_pstate and with amd-pstate-epp, the active mode)"
-            ));
-        }
-        let numeric = e.parse::<u32>().is_ok_and(|n| n <= 255);
-        for p in &with {
-            if !numeric && !p.epp_available.is_empty() && !p.epp_available.contains(e) {
-                return bad_input(format!(
-                    "EPP takes {} (or a number 0-255) here, not '{e}'",
-                    p.epp_available.join(", ")
-                ));
-            }
-        }
-        let governor_after = |p: &Policy| req.governor.clone().or_else(|| p.governor.clone());
-        if driver == "intel_pstate"
-            && e != "performance"
-            && e != "0"
-            && with
-                .iter()
-                .any(|p| governor_after(p).as_deref() == Some("performance"))
-        {
-            return bad_input(
-                "intel_pstate holds EPP at performance while the governor is performance; add --governor powersave to set another EPP",
-            );
-        }
-        for p in with {
-            plan.add(
-                "--epp",
-                format!("{} energy_performance_preference", p.name),
-                pdir(p).join("energy_performance_preference"),
-                Some(e.clone()),
-                false,
-            );
-        }
+        cpu::epp(&mut plan, &cpus, e, req.governor.as_ref())?;
     }
-
-    if req.min_freq.is_some() || req.max_freq.is_some() {
-        let opt = if req.max_freq.is_some() {
-            "--max-freq"
-        } else {
-            "--min-freq"
-        };
-        if policies.is_empty() {
-            no_cpufreq(opt)?;
-        }
-        for p in &policies {
-            let (Some(hw_min), Some(hw_max), Some(old_min), Some(old_max)) =
-                (p.hw_min_khz, p.hw_max_khz, p.min_khz, p.max_khz)
-            else {
-                return bad_input(format!("{} has no frequency limits to set", p.name));
-            };
-            let resolve = |f: Option<Freq>, flag: &str| -> anyhow::Result<Option<u64>> {
-                Ok(match f {
-                    None => None,
-                    Some(Freq::Min) => Some(hw_min),
-                    Some(Freq::Max) => Some(hw_max),
-                    Some(Freq::Khz(k)) if (hw_min..=hw_max).contains(&k) => Some(k),
-                    Some(Freq::Khz(k)) => {
-                        return bad_input(format!(
-                            "{flag} {k} kHz is outside the hardware limits of {} ({hw_min}-{hw_max} kHz)",
-                            p.name
-                        ))
-                    }
-                })
-            };
-            let new_min = resolve(req.min_freq, "--min-freq")?;
-            let new_max = resolve(req.max_freq, "--max-freq")?;
-            let (lo, hi) = (new_min.unwrap_or(old_min), new_max.unwrap_or(old_max));
-            if lo > hi {
-                return bad_input(format!(
-                    "the minimum frequency would exceed the maximum on {} ({lo} > {hi} kHz)",
-                    p.name
-                ));
-            }
-            let min = |plan: &mut Plan| {
-                if let Some(v) = new_min {
-                    plan.add(
-                        opt,
-                        format!("{} scaling_min_freq", p.name),
-                        pdir(p).join("scaling_min_freq"),
-                        Some(v.to_string()),
-                        false,
-                    );
-                }
-            };
-            let max = |plan: &mut Plan| {
-                if let Some(v) = new_max {
-                    plan.add(
-                        opt,
-                        format!("{} scaling_max_freq", p.name),
-                        pdir(p).join("scaling_max_freq"),
-                        Some(v.to_string()),
-                        false,
-                    );
-                }
-            };
-            // The kernel rejects min > max at every moment: lower the minimum first when the new
-            // maximum is below the old minimum, otherwise raise the maximum first (as cpupower).
-            if hi < old_min {
-                min(&mut plan);
-                max(&mut plan);
-            } else {
-                max(&mut plan);
-                min(&mut plan);
-            }
-        }
+    let limits = cpu::Limits {
+        min: req.min_freq,
+        max: req.max_freq,
+    };
+    if limits.min.is_some() || limits.max.is_some() {
+        cpu::limits(&mut plan, &cpus, limits)?;
     }
-
     for (flag, file, value) in [
         ("--thp", "enabled", &req.thp),
         ("--thp-defrag", "defrag", &req.thp_defrag),
     ] {
-        let Some(v) = value else { continue };
-        let path = kernel::thp_dir(roots).join(file);
-        let Some((_, choices)) = sysfs::read_bracketed(&path) else {
-            return bad_input(format!(
-                "this kernel has no transparent huge pages control ({} is missing), so {flag} cannot be set",
-                path.display()
-            ));
-        };
-        if !choices.contains(v) {
-            return bad_input(format!(
-                "{flag} takes {} on this kernel, not '{v}'",
-                choices.join(", ")
-            ));
+        if let Some(v) = value {
+            vm::thp(&mut plan, roots, flag, file, v)?;
         }
-        plan.add(
-            flag,
-            format!("transparent_hugepage {file}"),
-            path,
-            Some(v.clone()),
-            true,
-        );
     }
-
     if let Some(s) = req.swappiness {
-        let path = roots.proc.join("sys/vm/swappiness");
-        if sysfs::read(&path).is_none() {
-            return bad_input(format!(
-                "{} does not exist, so --swappiness cannot be set",
-                path.display()
-            ));
-        }
-        if s > 200 {
-            return bad_input(format!("--swappiness takes 0 to 200, not {s}"));
-        }
-        plan.add(
-            "--swappiness",
-            "vm swappiness".into(),
-            path,
-            Some(s.to_string()),
-            false,
-        );
+        vm::swappiness(&mut plan, roots, s)?;
     }
-
     if req.scheduler.is_some() || req.read_ahead_kb.is_some() {
         let flag = if req.scheduler.is_some() {
             "--scheduler"
         } else {
             "--read-ahead"
         };
-        let mut devices: Vec<block::BlockDevice> = Vec::new();
-        for dir in &req.paths {
-            let d = block::data_dir(roots, dir);
-            if d.devices.is_empty() {
-                return bad_input(format!(
-                    "{} has no block device under it ({}), so {flag} has nothing to set",
-                    d.path,
-                    d.note.unwrap_or_else(|| "none found".into())
-                ));
-            }
-            for b in d.devices {
-                if !devices.iter().any(|x| x.sys_dir == b.sys_dir) {
-                    devices.push(b);
-                }
-            }
-        }
+        let devices = queues::devices(roots, &req.paths, flag)?;
         if let Some(s) = &req.scheduler {
-            // The elevator that matters is the disks'; stacked devices (dm, md) have none.
-            for b in devices.iter().filter(|b| b.underlying) {
-                if !b.schedulers_available.contains(s) {
-                    return bad_input(format!(
-                        "{} offers the I/O schedulers {}, not '{s}'",
-                        b.name,
-                        b.schedulers_available.join(", ")
-                    ));
-                }
-            }
-            for b in devices.iter().filter(|b| b.underlying) {
-                // Switching the elevator resets the queue depth and drops the old elevator's
-                // tunables: saved first, so undo (last write first) puts the elevator back, then
-                // them.
-                plan.companion(
-                    "--scheduler",
-                    format!("{} nr_requests", b.name),
-                    b.queue("nr_requests"),
-                );
-                let iosched = b.queue("iosched");
-                for name in sysfs::names(&iosched) {
-                    let path = iosched.join(&name);
-                    if sysfs::writable(&path) {
-                        plan.companion("--scheduler", format!("{} iosched/{name}", b.name), path);
-                    }
-                }
-                plan.add(
-                    "--scheduler",
-                    format!("{} scheduler", b.name),
-                    b.queue("scheduler"),
-                    Some(s.clone()),
-                    true,
-                );
-            }
+            queues::scheduler(&mut plan, &devices, s)?;
         }
         if let Some(kb) = req.read_ahead_kb {
-            let page_kb = page_kb();
-            if kb % page_kb != 0 {
-                return bad_input(format!(
-                    "a read-ahead of {kb} KiB is not a whole number of pages ({page_kb} KiB \
-                     here): the kernel keeps read-ahead in pages and would hold {} KiB",
-                    kb / page_kb * page_kb
-                ));
-            }
-            // The file system reads through the top device (a dm device has its own read-ahead);
-            // the disks under it get the same value so nothing below reads more.
-            for b in &devices {
-                plan.add(
-                    "--read-ahead",
-                    format!("{} read_ahead_kb", b.name),
-                    b.queue("read_ahead_kb"),
-                    Some(kb.to_string()),
-                    false,
-                );
-            }
+            queues::read_ahead(&mut plan, &devices, kb)?;
         }
     }
-
     if let Some(on) = req.smt {
-        let path = kernel::smt_dir(roots).join("control");
-        let target = if on { "on" } else { "off" };
-        match sysfs::read(&path).as_deref() {
-            None => return bad_input(format!("this kernel has no SMT control ({} is missing)", path.display())),
-            Some("forceoff") if on => return bad_input(
-                "SMT was forced off at boot (nosmt=force) and cannot be turned on until a reboot without it",
-            ),
-            Some("notsupported") => return bad_input("this CPU has no SMT (smt/control says notsupported)"),
-            Some("notimplemented") => return bad_input("this kernel cannot switch SMT at run time (smt/control says notimplemented)"),
-            _ => {}
-        }
-        plan.add(
-            "--smt",
-            "smt control".into(),
-            path,
-            Some(target.into()),
-            false,
-        );
+        cpu::smt(&mut plan, roots, on)?;
     }
     Ok(plan.entries)
 }
@@ -775,63 +353,6 @@ fn restore(entries: &[Entry]) -> Vec<(Entry, String)> {
         .collect()
 }
 
-/// Groups changes for the report: "set policy0-3 scaling_governor: schedutil -> performance".
-/// Each change is (entry's `what`, from, to).
-fn summarize(changes: &[(String, String, String)], verb: &str) -> Vec<String> {
-    let mut groups: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
-    let mut order = Vec::new();
-    for (what, from, to) in changes {
-        let (who, file) = what.rsplit_once(' ').unwrap_or(("", what.as_str()));
-        let k = (file.to_string(), from.clone(), to.clone());
-        if !groups.contains_key(&k) {
-            order.push(k.clone());
-        }
-        groups.entry(k).or_default().push(who.to_string());
-    }
-    order
-        .into_iter()
-        .map(|k| {
-            let names = fold_names(&groups[&k]);
-            format!(
-                "{verb} {}{}: {} -> {}",
-                if names.is_empty() {
-                    String::new()
-                } else {
-                    format!("{names} ")
-                },
-                k.0,
-                if k.1.is_empty() { "(empty)" } else { &k.1 },
-                k.2
-            )
-        })
-        .collect()
-}
-
-fn as_set(entries: &[&Entry]) -> Vec<(String, String, String)> {
-    entries
-        .iter()
-        .map(|e| {
-            (
-                e.what.clone(),
-                e.old.clone(),
-                e.new.clone().unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
-/// `policy0 policy1 policy2` -> `policy0-2`.
-fn fold_names(names: &[String]) -> String {
-    let nums: Option<Vec<u32>> = names
-        .iter()
-        .map(|n| n.strip_prefix("policy").and_then(|x| x.parse().ok()))
-        .collect();
-    match nums {
-        Some(v) if v.len() > 1 => format!("policy{}", sysfs::cpu_ranges(&v)),
-        _ => names.join(", "),
-    }
-}
-
 /// Applies `req`, saving the previous values in `state_file` first.
 pub fn tune(
     roots: &Roots,
@@ -861,7 +382,23 @@ pub fn tune(
         return bad_input("dbperf host tune changes kernel settings under /sys and /proc and must run as root (sudo dbperf host tune …)");
     }
     let previous = load_state(state_file)?;
-    let mut state = previous.clone().unwrap_or_else(|| State {
+    let state = journal(roots, previous.as_ref(), &planned);
+    save_state(state_file, &state).map_err(|e| {
+        BadInput(format!(
+            "cannot save the previous host settings to {} ({e}), so nothing was changed; choose another --state-file",
+            state_file.display()
+        ))
+    })?;
+    write_all(&planned, state_file, previous.as_ref())?;
+    report.lines = written(&writes, state_file);
+    Ok(report)
+}
+
+/// The state file to save before writing `planned`: the previous one with the plan added, or a
+/// new one. A second tune adds to the first: a file already saved keeps its original old value,
+/// so undo still returns to the state before the first tune.
+fn journal(roots: &Roots, previous: Option<&State>, planned: &[Entry]) -> State {
+    let mut state = previous.cloned().unwrap_or_else(|| State {
         schema: STATE_SCHEMA,
         saved_at: now(),
         dbperf_version: env!("CARGO_PKG_VERSION").into(),
@@ -869,66 +406,72 @@ pub fn tune(
         boot_id: sysfs::read(&roots.proc.join("sys/kernel/random/boot_id")),
         entries: Vec::new(),
     });
-    // A second tune adds to the first: a file already saved keeps its original old value, so
-    // undo still returns to the state before the first tune.
-    for e in &planned {
+    for e in planned {
         match state.entries.iter().position(|x| x.path == e.path) {
             Some(i) => merge(&mut state.entries, i, &e.setting, e.new.clone()),
             None => state.entries.push(e.clone()),
         }
     }
-    save_state(state_file, &state).map_err(|e| {
-        BadInput(format!(
-            "cannot save the previous host settings to {} ({e}), so nothing was changed; choose another --state-file",
-            state_file.display()
-        ))
-    })?;
+    state
+}
+
+/// Writes every planned value in order, all or nothing: when a write fails, what was already
+/// written is put back and the state file returns to what it was (`previous`, or none); only
+/// what cannot be put back stays in it, for `dbperf host undo`.
+fn write_all(planned: &[Entry], state_file: &Path, previous: Option<&State>) -> anyhow::Result<()> {
     for (i, e) in planned.iter().enumerate() {
         let Some(new) = &e.new else { continue };
-        if let Err(err) = sysfs::write(&e.path, new) {
-            let changed = planned[..i].iter().filter(|x| x.new.is_some()).count();
-            let left = restore(&planned);
-            if left.is_empty() {
-                let _ = match &previous {
-                    Some(p) => save_state(state_file, p),
-                    None => fs::remove_file(state_file),
-                };
-                return bad_input(format!(
-                    "cannot write {} ({err}); {} put back, so nothing was changed",
-                    e.path.display(),
-                    match changed {
-                        0 => "no earlier setting had been changed".to_string(),
-                        1 => "the 1 setting already changed was".to_string(),
-                        n => format!("the {n} settings already changed were"),
-                    }
-                ));
-            }
+        let Err(err) = sysfs::write(&e.path, new) else {
+            continue;
+        };
+        let changed = planned[..i].iter().filter(|x| x.new.is_some()).count();
+        let left = restore(planned);
+        if left.is_empty() {
+            let _ = match previous {
+                Some(p) => save_state(state_file, p),
+                None => fs::remove_file(state_file),
+            };
             return bad_input(format!(
-                "cannot write {} ({err}), and {} earlier changes could not be put back (first: {}: {}); they are saved in {}: run dbperf host undo",
+                "cannot write {} ({err}); {} put back, so nothing was changed",
                 e.path.display(),
-                left.len(),
-                left[0].0.path.display(),
-                left[0].1,
-                state_file.display()
+                match changed {
+                    0 => "no earlier setting had been changed".to_string(),
+                    1 => "the 1 setting already changed was".to_string(),
+                    n => format!("the {n} settings already changed were"),
+                }
             ));
         }
+        return bad_input(format!(
+            "cannot write {} ({err}), and {} earlier changes could not be put back (first: {}: {}); they are saved in {}: run dbperf host undo",
+            e.path.display(),
+            left.len(),
+            left[0].0.path.display(),
+            left[0].1,
+            state_file.display()
+        ));
     }
-    report.lines.extend(summarize(&as_set(&writes), "set"));
-    for e in &writes {
+    Ok(())
+}
+
+/// What tune wrote, for people: the changes, every file the kernel adjusted after the write, and
+/// where the previous values are.
+fn written(writes: &[&Entry], state_file: &Path) -> Vec<String> {
+    let mut lines = summarize(&as_set(writes), "set");
+    for e in writes {
         let now = current(e).unwrap_or_default();
         if Some(&now) != e.new.as_ref() {
-            report.lines.push(format!(
+            lines.push(format!(
                 "note: {} reads {now} after writing {} (the kernel adjusted it)",
                 e.path.display(),
                 e.new.as_deref().unwrap_or("")
             ));
         }
     }
-    report.lines.push(format!(
+    lines.push(format!(
         "previous values saved in {}; dbperf host undo puts them back",
         state_file.display()
     ));
-    Ok(report)
+    lines
 }
 
 /// Removes a state file whose values are no longer to be put back.

@@ -70,57 +70,104 @@ fn describe(groups: &[(String, Vec<&Policy>)]) -> String {
         .join(", ")
 }
 
+/// What every check reads: the fingerprint, its active cpufreq policies and their driver.
+struct Host<'a> {
+    f: &'a Fingerprint,
+    active: Vec<&'a Policy>,
+    driver: &'a str,
+    vm: bool,
+}
+
+impl Host<'_> {
+    /// The active policies `keep` picks.
+    fn active_where(&self, keep: impl Fn(&Policy) -> bool) -> Vec<&Policy> {
+        self.active.iter().copied().filter(|p| keep(p)).collect()
+    }
+}
+
+/// One warning's check: the warning when the host has what it is about.
+type Check = fn(&Host) -> Option<Warning>;
+
+/// Every check, in the order `host show` lists the warnings (docs/host.md).
+const CHECKS: &[Check] = &[
+    no_cpufreq,
+    virtual_machine,
+    driver_mixed,
+    governor,
+    boost_on,
+    boost_uncontrollable,
+    boost_mixed,
+    epp,
+    max_freq_capped,
+    bios_limit,
+    smt_on,
+    thp_always,
+    thp_defrag_always,
+    aer_errors,
+    pm_daemon,
+    on_battery,
+];
+
 pub fn check(f: &Fingerprint) -> Vec<Warning> {
-    let mut out = Vec::new();
-    let cf = &f.cpufreq;
-    let active: Vec<&Policy> = cf.policies.iter().filter(|p| p.active()).collect();
-    let kernel = kernel_version(&f.kernel);
-    let vm = f.virtualization.vm;
+    let host = Host {
+        f,
+        active: f.cpufreq.policies.iter().filter(|p| p.active()).collect(),
+        driver: f.cpufreq.driver.as_str(),
+        vm: f.virtualization.vm,
+    };
+    CHECKS.iter().filter_map(|check| check(&host)).collect()
+}
 
-    if active.is_empty() {
-        out.push(w(
-            "no-cpufreq",
-            format!(
-                "no CPU frequency scaling is visible (no cpufreq policies): {} sets the clock, and dbperf can neither read nor control it",
-                if vm { "the hypervisor" } else { "the firmware" }
-            ),
-            "results then depend on a frequency policy outside this kernel's view: turbo, power \
-             capping and, in a virtual machine, other tenants of the same host",
-            if vm {
-                "compare only runs on the same instance type, prefer dedicated hosts or pinned \
-                 vCPUs, and check the calibration drift dbperf records with every run"
-            } else {
-                "let the OS control P-states in the firmware setup (often called OS DBPM, CPPC or \
-                 HWP native), so a cpufreq driver (acpi-cpufreq, intel_pstate, amd-pstate) loads"
-            },
-        ));
+fn no_cpufreq(h: &Host) -> Option<Warning> {
+    if !h.active.is_empty() {
+        return None;
     }
+    Some(w(
+        "no-cpufreq",
+        format!(
+            "no CPU frequency scaling is visible (no cpufreq policies): {} sets the clock, and dbperf can neither read nor control it",
+            if h.vm { "the hypervisor" } else { "the firmware" }
+        ),
+        "results then depend on a frequency policy outside this kernel's view: turbo, power \
+         capping and, in a virtual machine, other tenants of the same host",
+        if h.vm {
+            "compare only runs on the same instance type, prefer dedicated hosts or pinned \
+             vCPUs, and check the calibration drift dbperf records with every run"
+        } else {
+            "let the OS control P-states in the firmware setup (often called OS DBPM, CPPC or \
+             HWP native), so a cpufreq driver (acpi-cpufreq, intel_pstate, amd-pstate) loads"
+        },
+    ))
+}
 
-    if vm {
-        let steal = f
-            .virtualization
-            .steal_pct_since_boot
-            .filter(|s| *s > 0.0)
-            .map(|s| format!("; the hypervisor has taken {s}% of CPU time since boot (steal)"))
-            .unwrap_or_default();
-        out.push(w(
-            "virtual-machine",
-            format!(
-                "this is a virtual machine ({}){steal}",
-                f.virtualization.evidence.as_deref().unwrap_or("detected")
-            ),
-            "the hypervisor decides the real CPU frequency, which physical cores and SMT \
-             siblings the vCPUs share, and the I/O path, and neighbours take CPU time (steal); \
-             none of it is visible or settable from here",
-            "compare runs only on the same instance type and host class, prefer dedicated hosts \
-             or pinned vCPUs, and watch steal time, which dbperf records with every run",
-        ));
+fn virtual_machine(h: &Host) -> Option<Warning> {
+    if !h.vm {
+        return None;
     }
+    let v = &h.f.virtualization;
+    let steal = v
+        .steal_pct_since_boot
+        .filter(|s| *s > 0.0)
+        .map(|s| format!("; the hypervisor has taken {s}% of CPU time since boot (steal)"))
+        .unwrap_or_default();
+    Some(w(
+        "virtual-machine",
+        format!(
+            "this is a virtual machine ({}){steal}",
+            v.evidence.as_deref().unwrap_or("detected")
+        ),
+        "the hypervisor decides the real CPU frequency, which physical cores and SMT \
+         siblings the vCPUs share, and the I/O path, and neighbours take CPU time (steal); \
+         none of it is visible or settable from here",
+        "compare runs only on the same instance type and host class, prefer dedicated hosts \
+         or pinned vCPUs, and watch steal time, which dbperf records with every run",
+    ))
+}
 
-    let driver = cf.driver.as_str();
-    let drivers = grouped(&active, |p| p.driver.clone().unwrap_or_default());
-    if drivers.len() > 1 {
-        out.push(w(
+fn driver_mixed(h: &Host) -> Option<Warning> {
+    let drivers = grouped(&h.active, |p| p.driver.clone().unwrap_or_default());
+    (drivers.len() > 1).then(|| {
+        w(
             "driver-mixed",
             format!(
                 "policies use different scaling drivers: {}",
@@ -130,191 +177,201 @@ pub fn check(f: &Fingerprint) -> Vec<Warning> {
              speeds depending on where the scheduler puts it",
             "check the kernel command line (intel_pstate=, amd_pstate=) and the firmware's \
              P-state setting, then reboot",
-        ));
-    }
+        )
+    })
+}
 
-    let slow: Vec<&Policy> = active
-        .iter()
-        .copied()
-        .filter(|p| p.governor.as_deref().is_some_and(|g| g != "performance"))
+fn governor(h: &Host) -> Option<Warning> {
+    let slow = h.active_where(|p| p.governor.as_deref().is_some_and(|g| g != "performance"));
+    if slow.is_empty() {
+        return None;
+    }
+    let driver = h.driver;
+    let groups = grouped(&h.active, |p| p.governor.clone().unwrap_or_default());
+    let names: Vec<String> = grouped(&slow, |p| p.governor.clone().unwrap_or_default())
+        .into_iter()
+        .map(|(g, _)| g)
         .collect();
-    if !slow.is_empty() {
-        let groups = grouped(&active, |p| p.governor.clone().unwrap_or_default());
-        let names: Vec<String> = grouped(&slow, |p| p.governor.clone().unwrap_or_default())
-            .into_iter()
-            .map(|(g, _)| g)
-            .collect();
-        let why = if driver == "intel_pstate" || is_amd_epp(driver) {
-            format!(
-                "{driver}'s own powersave algorithm lowers the clock whenever the load pauses, \
-                 so latency and throughput depend on how bursty the benchmark is"
-            )
-        } else if names.iter().any(|n| n == "powersave") {
-            "the generic powersave governor holds the CPU at its lowest frequency".to_string()
-        } else {
-            format!(
-                "{} follows the load, so the first seconds of a step and light steps run at a \
-                 lower clock than busy ones, and steps and runs stop being comparable",
-                names.join(", ")
-            )
-        };
-        let note = match driver {
-            "intel_pstate" => " (intel_pstate's own performance algorithm; with HWP it also sets EPP to performance)",
-            d if is_amd_epp(d) => " (amd-pstate-epp's performance mode; it also sets EPP to performance)",
-            _ => "",
-        };
-        out.push(w(
-            "governor",
-            format!(
-                "CPU frequency governor is not performance: {}",
-                describe(&groups)
-            ),
-            why,
-            format!("dbperf host tune --governor performance{note}"),
-        ));
-    }
-
-    match cf.boost.enabled {
-        Some(true) => {
-            let how = match cf.boost.control.as_str() {
-                "intel_pstate/no_turbo" => "writes 1 to intel_pstate/no_turbo",
-                "cpufreq/boost" => "writes 0 to cpufreq/boost",
-                "policy boost" => "writes 0 to every policy's boost file",
-                _ => "writes 0 to the legacy AMD cpb file of every policy",
-            };
-            out.push(w(
-                "boost-on",
-                format!("CPU boost (turbo) is on ({})", cf.boost.control),
-                "boost clocks depend on temperature, power limits and how many cores are busy, \
-                 so the same run gives different numbers from hour to hour, and single-thread \
-                 results look better than on a loaded machine",
-                format!(
-                    "dbperf host tune --boost off ({how}); or keep boost on in every run you \
-                     compare (the state is stored in run.json)"
-                ),
-            ));
+    let why = if driver == "intel_pstate" || is_amd_epp(driver) {
+        format!(
+            "{driver}'s own powersave algorithm lowers the clock whenever the load pauses, \
+             so latency and throughput depend on how bursty the benchmark is"
+        )
+    } else if names.iter().any(|n| n == "powersave") {
+        "the generic powersave governor holds the CPU at its lowest frequency".to_string()
+    } else {
+        format!(
+            "{} follows the load, so the first seconds of a step and light steps run at a \
+             lower clock than busy ones, and steps and runs stop being comparable",
+            names.join(", ")
+        )
+    };
+    let note = match driver {
+        "intel_pstate" => {
+            " (intel_pstate's own performance algorithm; with HWP it also sets EPP to performance)"
         }
-        None if !active.is_empty() => {
-            if let Some(x) = no_boost_control(driver, kernel) {
-                out.push(x);
-            }
+        d if is_amd_epp(d) => {
+            " (amd-pstate-epp's performance mode; it also sets EPP to performance)"
         }
-        _ => {}
-    }
+        _ => "",
+    };
+    Some(w(
+        "governor",
+        format!(
+            "CPU frequency governor is not performance: {}",
+            describe(&groups)
+        ),
+        why,
+        format!("dbperf host tune --governor performance{note}"),
+    ))
+}
 
-    let boosts: Vec<&Policy> = active
-        .iter()
-        .copied()
-        .filter(|p| p.boost.is_some())
-        .collect();
-    let bgroups = grouped(&boosts, |p| {
+fn boost_on(h: &Host) -> Option<Warning> {
+    let boost = &h.f.cpufreq.boost;
+    if boost.enabled != Some(true) {
+        return None;
+    }
+    let how = match boost.control.as_str() {
+        "intel_pstate/no_turbo" => "writes 1 to intel_pstate/no_turbo",
+        "cpufreq/boost" => "writes 0 to cpufreq/boost",
+        "policy boost" => "writes 0 to every policy's boost file",
+        _ => "writes 0 to the legacy AMD cpb file of every policy",
+    };
+    Some(w(
+        "boost-on",
+        format!("CPU boost (turbo) is on ({})", boost.control),
+        "boost clocks depend on temperature, power limits and how many cores are busy, \
+         so the same run gives different numbers from hour to hour, and single-thread \
+         results look better than on a loaded machine",
+        format!(
+            "dbperf host tune --boost off ({how}); or keep boost on in every run you \
+             compare (the state is stored in run.json)"
+        ),
+    ))
+}
+
+/// No file says whether boost is on, though cpufreq runs: see `no_boost_control`.
+fn boost_uncontrollable(h: &Host) -> Option<Warning> {
+    if h.f.cpufreq.boost.enabled.is_some() || h.active.is_empty() {
+        return None;
+    }
+    no_boost_control(h.driver, kernel_version(&h.f.kernel))
+}
+
+fn boost_mixed(h: &Host) -> Option<Warning> {
+    let boosts = h.active_where(|p| p.boost.is_some());
+    let groups = grouped(&boosts, |p| {
         if p.boost == Some(true) { "on" } else { "off" }.to_string()
     });
-    if bgroups.len() > 1 {
-        out.push(w(
+    (groups.len() > 1).then(|| {
+        w(
             "boost-mixed",
-            format!("per-policy boost differs: {}", describe(&bgroups)),
+            format!("per-policy boost differs: {}", describe(&groups)),
             "threads run at different top speeds depending on the CPU the scheduler picks",
             "dbperf host tune --boost off (or on) sets every policy alike",
-        ));
-    }
+        )
+    })
+}
 
-    let epp: Vec<&Policy> = active
-        .iter()
-        .copied()
-        .filter(|p| {
-            p.epp
-                .as_deref()
-                .is_some_and(|e| e != "performance" && e != "0")
-        })
-        .collect();
-    if !epp.is_empty() {
-        let groups = grouped(&active, |p| p.epp.clone().unwrap_or_else(|| "none".into()));
-        let alt = if is_amd_epp(driver) || driver == "intel_pstate" {
-            ", or --governor performance, which also sets EPP to performance"
-        } else {
-            ""
-        };
-        out.push(w(
-            "epp",
-            format!(
-                "energy/performance preference (EPP) is not performance: {}",
-                describe(&groups)
-            ),
-            "the EPP hint tells the CPU's own frequency control to trade speed for energy: \
-             anything but performance ramps up more slowly and peaks lower, in hardware, \
-             whatever the governor",
-            format!("dbperf host tune --epp performance{alt}"),
-        ));
+fn epp(h: &Host) -> Option<Warning> {
+    let epp = h.active_where(|p| {
+        p.epp
+            .as_deref()
+            .is_some_and(|e| e != "performance" && e != "0")
+    });
+    if epp.is_empty() {
+        return None;
     }
+    let groups = grouped(&h.active, |p| {
+        p.epp.clone().unwrap_or_else(|| "none".into())
+    });
+    let alt = if is_amd_epp(h.driver) || h.driver == "intel_pstate" {
+        ", or --governor performance, which also sets EPP to performance"
+    } else {
+        ""
+    };
+    Some(w(
+        "epp",
+        format!(
+            "energy/performance preference (EPP) is not performance: {}",
+            describe(&groups)
+        ),
+        "the EPP hint tells the CPU's own frequency control to trade speed for energy: \
+         anything but performance ramps up more slowly and peaks lower, in hardware, \
+         whatever the governor",
+        format!("dbperf host tune --epp performance{alt}"),
+    ))
+}
 
-    let boost_off = cf.boost.enabled == Some(false);
-    let capped: Vec<&Policy> = active
-        .iter()
-        .copied()
-        .filter(|p| matches!((p.max_khz, p.hw_max_khz), (Some(m), Some(h)) if m < h))
-        .collect();
+fn max_freq_capped(h: &Host) -> Option<Warning> {
     // With boost off, drivers lower scaling_max_freq themselves (intel_pstate no_turbo does), so
     // a lower max is then expected.
-    if !capped.is_empty() && !boost_off {
-        let p = capped[0];
-        out.push(w(
-            "max-freq-capped",
-            format!(
-                "scaling_max_freq is below the hardware maximum on CPUs {} ({} of {})",
-                cpus_of(capped.iter().copied()),
-                mhz(p.max_khz.unwrap_or(0)),
-                mhz(p.hw_max_khz.unwrap_or(0))
-            ),
-            "something capped the CPU clock (a daemon, a power profile, an earlier tuning), so \
-             runs here are slower than the hardware allows and will not match runs elsewhere",
-            "dbperf host tune --max-freq max, after finding what set it (see the daemons above)",
-        ));
+    if h.f.cpufreq.boost.enabled == Some(false) {
+        return None;
     }
+    let capped =
+        h.active_where(|p| matches!((p.max_khz, p.hw_max_khz), (Some(m), Some(x)) if m < x));
+    let p = capped.first()?;
+    Some(w(
+        "max-freq-capped",
+        format!(
+            "scaling_max_freq is below the hardware maximum on CPUs {} ({} of {})",
+            cpus_of(capped.iter().copied()),
+            mhz(p.max_khz.unwrap_or(0)),
+            mhz(p.hw_max_khz.unwrap_or(0))
+        ),
+        "something capped the CPU clock (a daemon, a power profile, an earlier tuning), so \
+         runs here are slower than the hardware allows and will not match runs elsewhere",
+        "dbperf host tune --max-freq max, after finding what set it (see the daemons above)",
+    ))
+}
 
-    let limited: Vec<&Policy> = active
-        .iter()
-        .copied()
-        .filter(|p| matches!((p.bios_limit_khz, p.hw_max_khz), (Some(b), Some(h)) if b < h))
-        .collect();
-    if let Some(p) = limited.first() {
-        out.push(w(
-            "bios-limit",
-            format!(
-                "the firmware caps CPUs {} at {} (bios_limit), below the hardware maximum {}",
-                cpus_of(limited.iter().copied()),
-                mhz(p.bios_limit_khz.unwrap_or(0)),
-                mhz(p.hw_max_khz.unwrap_or(0))
-            ),
-            "the platform is limiting power or temperature, often through a power-saving \
-             profile in the firmware setup, sometimes because of cooling or the power supply",
-            "set the firmware setup's power profile to maximum performance or OS control, and \
-             check cooling and power supply",
-        ));
+fn bios_limit(h: &Host) -> Option<Warning> {
+    let limited =
+        h.active_where(|p| matches!((p.bios_limit_khz, p.hw_max_khz), (Some(b), Some(x)) if b < x));
+    let p = limited.first()?;
+    Some(w(
+        "bios-limit",
+        format!(
+            "the firmware caps CPUs {} at {} (bios_limit), below the hardware maximum {}",
+            cpus_of(limited.iter().copied()),
+            mhz(p.bios_limit_khz.unwrap_or(0)),
+            mhz(p.hw_max_khz.unwrap_or(0))
+        ),
+        "the platform is limiting power or temperature, often through a power-saving \
+         profile in the firmware setup, sometimes because of cooling or the power supply",
+        "set the firmware setup's power profile to maximum performance or OS control, and \
+         check cooling and power supply",
+    ))
+}
+
+fn smt_on(h: &Host) -> Option<Warning> {
+    let f = h.f;
+    if f.smt.control.as_deref() != Some("on") || f.smt.active != Some(true) {
+        return None;
     }
+    Some(w(
+        "smt-on",
+        format!(
+            "SMT (hyper-threading) is on: {} logical CPUs{}",
+            f.cpus_online,
+            if f.cores > 0 {
+                format!(" on {} cores", f.cores)
+            } else {
+                String::new()
+            }
+        ),
+        "two hardware threads share a core's execution units and caches: a benchmark thread \
+         slows down when work lands on its sibling, and where threads land changes from run \
+         to run",
+        "dbperf host tune --smt off for the most repeatable numbers, or keep SMT on in every \
+         run you compare (the state is stored in run.json)",
+    ))
+}
 
-    if f.smt.control.as_deref() == Some("on") && f.smt.active == Some(true) {
-        out.push(w(
-            "smt-on",
-            format!(
-                "SMT (hyper-threading) is on: {} logical CPUs{}",
-                f.cpus_online,
-                if f.cores > 0 {
-                    format!(" on {} cores", f.cores)
-                } else {
-                    String::new()
-                }
-            ),
-            "two hardware threads share a core's execution units and caches: a benchmark thread \
-             slows down when work lands on its sibling, and where threads land changes from run \
-             to run",
-            "dbperf host tune --smt off for the most repeatable numbers, or keep SMT on in every \
-             run you compare (the state is stored in run.json)",
-        ));
-    }
-
-    if f.thp.enabled.as_deref() == Some("always") {
-        out.push(w(
+fn thp_always(h: &Host) -> Option<Warning> {
+    (h.f.thp.enabled.as_deref() == Some("always")).then(|| {
+        w(
             "thp-always",
             "transparent huge pages are used for every mapping (enabled = always)".to_string(),
             "the kernel then compacts memory and collapses pages in the background (khugepaged) \
@@ -322,32 +379,36 @@ pub fn check(f: &Fingerprint) -> Vec<Warning> {
              run; PostgreSQL, MySQL, MongoDB and Redis advise against it",
             "dbperf host tune --thp madvise (only mappings that ask) or --thp never; at boot: \
              transparent_hugepage=madvise",
-        ));
-    }
-    if f.thp.enabled.as_deref() != Some("never") && f.thp.defrag.as_deref() == Some("always") {
-        out.push(w(
+        )
+    })
+}
+
+fn thp_defrag_always(h: &Host) -> Option<Warning> {
+    let thp = &h.f.thp;
+    (thp.enabled.as_deref() != Some("never") && thp.defrag.as_deref() == Some("always")).then(
+        || {
+            w(
             "thp-defrag-always",
             "huge-page faults compact memory synchronously (defrag = always)".to_string(),
             "a page fault then waits for direct compaction, a latency spike of milliseconds that \
              appears only when memory is fragmented, so it varies from run to run",
             "dbperf host tune --thp-defrag madvise (or defer)",
-        ));
-    }
+        )
+        },
+    )
+}
 
-    let storage_err: Vec<&super::aer::AerDevice> = f
-        .aer
-        .devices
-        .iter()
-        .filter(|d| {
-            d.storage_path
-                && [d.correctable, d.nonfatal, d.fatal]
-                    .iter()
-                    .any(|c| c.unwrap_or(0) > 0)
-        })
-        .collect();
-    if !storage_err.is_empty() {
-        let list: Vec<String> = storage_err
+fn aer_errors(h: &Host) -> Option<Warning> {
+    let list: Vec<String> =
+        h.f.aer
+            .devices
             .iter()
+            .filter(|d| {
+                d.storage_path
+                    && [d.correctable, d.nonfatal, d.fatal]
+                        .iter()
+                        .any(|c| c.unwrap_or(0) > 0)
+            })
             .map(|d| {
                 format!(
                     "{}: {} correctable, {} non-fatal, {} fatal",
@@ -358,58 +419,64 @@ pub fn check(f: &Fingerprint) -> Vec<Warning> {
                 )
             })
             .collect();
-        out.push(w(
-            "aer-errors",
-            format!(
-                "PCIe errors counted since boot on the storage path ({})",
-                list.join("; ")
-            ),
-            "the link retried those transfers: retries lower throughput and raise latency, and \
-             a link that keeps erring tends to get worse",
-            "read the kernel log (journalctl -k | grep -i aer), reseat or replace the drive, \
-             cable or riser, or try another slot; dbperf records the counters before and after \
-             every run and warns when they rise",
-        ));
+    if list.is_empty() {
+        return None;
     }
+    Some(w(
+        "aer-errors",
+        format!(
+            "PCIe errors counted since boot on the storage path ({})",
+            list.join("; ")
+        ),
+        "the link retried those transfers: retries lower throughput and raise latency, and \
+         a link that keeps erring tends to get worse",
+        "read the kernel log (journalctl -k | grep -i aer), reseat or replace the drive, \
+         cable or riser, or try another slot; dbperf records the counters before and after \
+         every run and warns when they rise",
+    ))
+}
 
-    let daemons: Vec<&String> = f
-        .pm_daemons
-        .iter()
-        .filter(|d| d.as_str() != "irqbalance")
-        .collect();
-    if !daemons.is_empty() {
-        let names: Vec<&str> = daemons.iter().map(|d| d.as_str()).collect();
-        let thermal = if names.contains(&"thermald") {
-            "; thermald lowers power limits when the machine runs hot"
-        } else {
-            ""
-        };
-        out.push(w(
-            "pm-daemon",
-            format!("power-management daemons are running: {}", names.join(", ")),
-            format!(
-                "they set governor, EPP, boost and device settings themselves and can rewrite \
-                 them in the middle of a run, undoing dbperf host tune (tuned's performance \
-                 profiles even turn boost on){thermal}"
-            ),
-            format!(
-                "stop them for the benchmark (systemctl stop {}) and start them again afterwards, \
-                 or give them the same profile in every run you compare",
-                names.join(" ")
-            ),
-        ));
+fn pm_daemon(h: &Host) -> Option<Warning> {
+    let names: Vec<&str> =
+        h.f.pm_daemons
+            .iter()
+            .map(String::as_str)
+            .filter(|d| *d != "irqbalance")
+            .collect();
+    if names.is_empty() {
+        return None;
     }
+    let thermal = if names.contains(&"thermald") {
+        "; thermald lowers power limits when the machine runs hot"
+    } else {
+        ""
+    };
+    Some(w(
+        "pm-daemon",
+        format!("power-management daemons are running: {}", names.join(", ")),
+        format!(
+            "they set governor, EPP, boost and device settings themselves and can rewrite \
+             them in the middle of a run, undoing dbperf host tune (tuned's performance \
+             profiles even turn boost on){thermal}"
+        ),
+        format!(
+            "stop them for the benchmark (systemctl stop {}) and start them again afterwards, \
+             or give them the same profile in every run you compare",
+            names.join(" ")
+        ),
+    ))
+}
 
-    if f.ac_power == Some(false) {
-        out.push(w(
+fn on_battery(h: &Host) -> Option<Warning> {
+    (h.f.ac_power == Some(false)).then(|| {
+        w(
             "on-battery",
             "the machine runs on battery".to_string(),
             "on battery, firmware and daemons lower power limits and switch to power-saving \
              profiles",
             "plug in the power supply",
-        ));
-    }
-    out
+        )
+    })
 }
 
 /// The driver can boost but offers no file to control it.
