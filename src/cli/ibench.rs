@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::flags::OnOff;
 use crate::spec::ibench::{DeleteForm, StatementForms};
-use crate::spec::{self, IbenchOverrides};
+use crate::spec::{self, ibench::IbenchOverrides};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum DeleteFormArg {

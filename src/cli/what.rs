@@ -89,7 +89,10 @@ pub(super) fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite
                     .clone()
                     .for_cap(a.server_memory, clients.unwrap_or(1))?;
                 out.push(Arc::new(IbenchSuite {
-                    params: spec::ibench_params(&preset, &a.ibench.overrides(clients, a.seed))?,
+                    params: spec::ibench::ibench_params(
+                        &preset,
+                        &a.ibench.overrides(clients, a.seed),
+                    )?,
                     sweep,
                 }));
             }

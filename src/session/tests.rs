@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::events::Recorder;
 use super::*;
-use crate::spec::{self, presets, IbenchOverrides};
+use crate::spec::ibench::IbenchOverrides;
+use crate::spec::{self, presets};
 
 fn request(out: &Path, targets: &[&str], rounds: u32) -> Request {
     let overrides = IbenchOverrides {
@@ -15,7 +16,7 @@ fn request(out: &Path, targets: &[&str], rounds: u32) -> Request {
         steps: Some(vec!["l.i0".into(), "l.x".into()]),
         ..IbenchOverrides::default()
     };
-    let params = spec::ibench_params(&presets::get("quick").unwrap(), &overrides).unwrap();
+    let params = spec::ibench::ibench_params(&presets::get("quick").unwrap(), &overrides).unwrap();
     let targets = targets
         .iter()
         .map(|t| spec::target::parse(t, &[]).unwrap())

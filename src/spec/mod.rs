@@ -12,7 +12,6 @@ pub mod target;
 pub mod tpcc;
 
 use crate::error::bad_input;
-pub use ibench::{ibench_params, IbenchOverrides};
 
 /// A suite's presets as `dbperf run --list-presets` shows them, for a run capped at `cap`.
 pub fn listing(suite: crate::suites::Suite, cap: Option<u64>) -> presets::Listing {

@@ -710,7 +710,8 @@ pub fn range_queries_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{ibench_params, presets, IbenchOverrides};
+    use crate::spec::ibench::{ibench_params, IbenchOverrides};
+    use crate::spec::presets;
 
     fn params(o: IbenchOverrides) -> IbenchParams {
         ibench_params(&presets::get("cached-small").unwrap(), &o).unwrap()
