@@ -307,7 +307,7 @@ fn finish(outcome: &session::Outcome) -> i32 {
 /// its rows for `cap`, or says "from cap".
 fn list_presets(cap: Option<u64>) {
     for suite in Suite::all() {
-        let l = spec::listing(suite, cap);
+        let l = spec::listing::of(suite, cap);
         let mut t = comfy_table::Table::new();
         t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
         t.set_header(l.header);

@@ -1,21 +1,24 @@
-//! What the loading and the shared sections need to know of a step's suite part, one `match`
-//! on the payload each, where the compiler asks a new suite for its answer: which per-second
+//! What the loading and the shared sections need to know of a step's suite, one `match`
+//! on the suite or its payload each, where the compiler asks a new suite for its answer: which per-second
 //! series the headline is the rate of (the verdict's seconds), the part over a campaign's
 //! rounds, and the rows a sweep's level loaded. The suites' sections themselves are chosen in
 //! `report::build`.
 
 use super::target::StepView;
 use crate::results::Payload;
+use crate::suites::Suite;
 
 /// The kind of the per-second series whose rate the step's headline is (`insert`, `query`,
 /// `event`, `new_order`); None where the headline is no such rate (a suite's load, l.x).
 pub fn headline_kind(s: &StepView) -> Option<&'static str> {
-    match s.payload.as_ref()? {
-        Payload::Ibench(_) if s.name.starts_with("l.i") => Some("insert"),
-        Payload::Ibench(_) if s.name.starts_with("qr") || s.name.starts_with("qp") => Some("query"),
-        Payload::Ibench(_) => None,
-        Payload::Sysbench(_) => Some("event"),
-        Payload::Tpcc(_) => Some("new_order"),
+    // By the step's suite, which every step has (a schema-1 file or a fixture may carry no
+    // part): the question is what the suite's headline measures, not what its part holds.
+    match s.suite {
+        Suite::Ibench if s.name.starts_with("l.i") => Some("insert"),
+        Suite::Ibench if s.name.starts_with("qr") || s.name.starts_with("qp") => Some("query"),
+        Suite::Ibench => None,
+        Suite::Sysbench => Some("event"),
+        Suite::Tpcc => Some("new_order"),
     }
 }
 

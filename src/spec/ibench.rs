@@ -1,8 +1,8 @@
 //! The Insert Benchmark's parameters from a preset and the flags, validated with errors a user
 //! can act on.
 
+use super::bounds::{check_seconds, DEFAULT_SEED, MAX_STEP_SECONDS};
 use super::presets::{all, listed_rows, Listing, Preset};
-use super::{check_seconds, DEFAULT_SEED, MAX_STEP_SECONDS};
 use crate::error::bad_input;
 /// The Insert Benchmark's delete statement form is a parameter of what to run.
 pub use crate::workload::ibench::DeleteForm;

@@ -1,8 +1,8 @@
 //! The sysbench suite's parameters from a preset and the flags, validated with errors a user can
 //! act on.
 
+use super::bounds::{check_seconds, DEFAULT_SEED, MAX_STEP_SECONDS};
 use super::presets::SysbenchPreset;
-use super::DEFAULT_SEED;
 use crate::error::bad_input;
 use crate::workload::sysbench::order::RunOrder;
 use crate::workload::sysbench::{select, KValues, SysbenchParams, LOAD_BATCH, ZIPF_EXP};
@@ -86,14 +86,14 @@ pub fn sysbench_params(
         if s == 0 {
             return bad_input(format!("--{name} must be at least 1"));
         }
-        super::check_seconds(&format!("--{name}"), s, super::MAX_STEP_SECONDS)
+        check_seconds(&format!("--{name}"), s, MAX_STEP_SECONDS)
     };
     for (name, v) in [
         ("--warmup-seconds", o.warmup_seconds),
         ("--postwrite-seconds", o.postwrite_seconds),
     ] {
         if let Some(v) = v {
-            super::check_seconds(name, v, super::MAX_STEP_SECONDS)?;
+            check_seconds(name, v, MAX_STEP_SECONDS)?;
         }
     }
     let read_seconds = secs("read-seconds", o.read_seconds, preset.read_seconds)?;

@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 
+use super::bounds::DEFAULT_SEED;
 use super::presets::{names, of_suite, Listed, Listing};
-use super::DEFAULT_SEED;
 use crate::error::bad_input;
 use crate::suites::Suite;
 use crate::workload::tpcc::{Isolation, Mix, TpccParams};
