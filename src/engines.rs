@@ -323,6 +323,25 @@ impl Engine {
         self.entry().mysql.as_ref()
     }
 
+    /// The server programs a MySQL-family engine's binaries may be named by, its own first,
+    /// then its siblings' in the registry's order: a basedir or PATH may hold a server of the
+    /// family under a sibling's name (MariaDB's packages ship `mysqld` as a link to
+    /// `mariadbd`), and which server it really is is then asked of the binary itself.
+    pub fn family_server_programs(self) -> Vec<&'static str> {
+        let own = self.mysql().map(|m| m.server_program);
+        let siblings = REGISTRY
+            .iter()
+            .filter(|e| e.family == self.family())
+            .filter_map(|e| e.mysql.as_ref().map(|m| m.server_program));
+        let mut names: Vec<&'static str> = Vec::new();
+        for n in own.into_iter().chain(siblings) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
+    }
+
     /// The engines offered to users, in the registry's order.
     pub fn listed() -> impl Iterator<Item = Engine> {
         REGISTRY.iter().filter(|e| e.listed).map(|e| e.engine)

@@ -1338,19 +1338,20 @@ fn the_function_scanner_sees_bodies_not_declarations() {
     assert_eq!(functions(t), [("b".to_string(), 3), ("c".to_string(), 1)]);
 }
 
-/// Comparisons with an engine-shaped enum's variant (`engine == Engine::Sqlite`,
+/// Comparisons with an engine- or suite-shaped enum's variant (`engine == Engine::Sqlite`,
 /// `matches!(e, Engine::MySql)`, `family() != Family::Postgres`) in `code` (comments, literals
 /// and tests blanked): each decides for one variant and silently puts every other, a new one
 /// too, on the other side.
 fn variant_tests(code: &str) -> Vec<String> {
-    const ENUMS: &[&str] = &["Engine::", "Family::", "SqlDialect::"];
+    const ENUMS: &[&str] = &["Engine::", "Family::", "SqlDialect::", "Suite::"];
     let mut out = Vec::new();
     for (n, line) in code.lines().enumerate() {
         let squeezed: String = line
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
-            .replace("crate::engines::", "");
+            .replace("crate::engines::", "")
+            .replace("crate::suites::", "");
         for e in ENUMS {
             let compared = ["== ", "!= "]
                 .iter()
@@ -1407,7 +1408,7 @@ fn engines_are_not_compared_by_variant() {
     }
     assert!(
         wrong.is_empty(),
-        "engine variants compared outside the registry (use a match or a registry field):\n{}",
+        "engine or suite variants compared outside the registry (use a match or a registry field):\n{}",
         wrong.join("\n")
     );
 }
@@ -1425,6 +1426,8 @@ fn the_variant_scanner_sees_comparisons() {
     );
     assert!(variant_tests("match e { Engine::MySql => 1, Engine::Sqlite => 2 }").is_empty());
     assert!(variant_tests("let e = Engine::parse(name);").is_empty());
+    assert_eq!(variant_tests("if s.suite == Suite::Tpcc {").len(), 1);
+    assert!(variant_tests("match s.suite { Suite::Tpcc => 1, _ => 2 }").is_empty());
     assert_eq!(
         variant_tests("f() == crate::engines::Family::MySql").len(),
         1

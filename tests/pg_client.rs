@@ -9,6 +9,7 @@ use crate::common;
 use common::*;
 use dbperf::dbms::postgres::{ping, Postgres};
 use dbperf::dbms::{Conn, Dbms, Endpoint, Param, Transport};
+use dbperf::engines::Engine;
 
 struct Server {
     port: u16,
@@ -34,7 +35,12 @@ fn endpoint(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Endpoi
 }
 
 fn pg(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Postgres {
-    Postgres::new(endpoint(s, tcp, user, password), "default", "")
+    Postgres::new(
+        endpoint(s, tcp, user, password),
+        Engine::Postgres,
+        "default",
+        "",
+    )
 }
 
 fn connect(s: &Server, tcp: bool, user: &str, password: Option<&str>) -> Box<dyn Conn> {

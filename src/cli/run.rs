@@ -102,13 +102,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         list_presets(args.server_memory);
         return Ok(EXIT_OK);
     }
-    if args.suite == Suite::Sysbench && args.sysbench.list {
-        refuse_other_suites_flags(&args, Suite::Sysbench)?;
-        super::sysbench::print_list(&args.sysbench.params(
-            &args.preset,
-            args.seed,
-            args.server_memory,
-        )?);
+    if listed(&args)? {
         return Ok(EXIT_OK);
     }
     let show = !args.no_progress && std::io::stderr().is_terminal();
@@ -120,6 +114,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut term = Terminal::new(show);
     let outcome = session::run(req, &mut term)?;
     Ok(finish(&outcome))
+}
+
+/// A suite's own listing instead of a run (sysbench's `--list`); false when the run goes on.
+/// A match, so a new suite says whether it has one.
+fn listed(args: &RunArgs) -> anyhow::Result<bool> {
+    match args.suite {
+        Suite::Sysbench if args.sysbench.list => {
+            refuse_other_suites_flags(args, Suite::Sysbench)?;
+            let p = args
+                .sysbench
+                .params(&args.preset, args.seed, args.server_memory)?;
+            super::sysbench::print_list(&p);
+            Ok(true)
+        }
+        Suite::Ibench | Suite::Sysbench | Suite::Tpcc => Ok(false),
+    }
 }
 
 /// How the run starts: afresh from the command line, or continued from its journal.

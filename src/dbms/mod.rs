@@ -6,6 +6,7 @@ pub mod ignore;
 mod keep;
 pub mod mysql;
 pub mod mysql_auth;
+mod mysql_packet;
 pub mod mysql_wire;
 mod net;
 pub mod null;
@@ -14,6 +15,7 @@ mod pg_wire;
 pub mod postgres;
 pub mod rows;
 pub mod sqlite;
+pub mod wire_error;
 
 pub use keep::{Keep, CELL_COST, KEEP, KEEP_REPORT, SKIP};
 /// The bound on what a server's length fields can make a client allocate (tests/fuzz.rs checks it).

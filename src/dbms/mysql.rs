@@ -50,7 +50,7 @@ impl Storage {
 
 /// "ERROR <code> (<sqlstate>): <message>" for server errors, as the mysql client prints them.
 fn map_err(e: WireError) -> DbError {
-    e.into_db()
+    super::mysql_wire::into_db(e)
 }
 
 /// The config file as dbperf started the server with it, with the value of any secret-looking

@@ -60,7 +60,7 @@ impl ServerAdapter<'_> {
         let (name, text, t) = (self.config_name, self.config_text, self.timeouts.clone());
         match self.engine.family() {
             Family::Postgres => Ok(Arc::new(
-                Postgres::new(ep.clone(), name, text).with_timeouts(t),
+                Postgres::new(ep.clone(), self.engine, name, text).with_timeouts(t),
             )),
             Family::MySql => Ok(Arc::new(
                 Mysql::new(ep.clone(), self.engine, self.storage(), name, text).with_timeouts(t),
@@ -104,4 +104,37 @@ pub fn create_database(
         }
     };
     made.map_err(|e| anyhow::anyhow!("creating database {name}: {e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each server engine's adapter records the engine it was opened for, not its family's
+    /// first: a second engine of a family is recorded as itself.
+    #[test]
+    fn an_adapter_is_the_engine_it_was_opened_for() {
+        let ep = Endpoint {
+            transport: super::super::Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port: 1,
+            },
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+        };
+        for e in crate::engines::REGISTRY
+            .iter()
+            .filter(|e| e.server.is_some())
+        {
+            let adapter = ServerAdapter {
+                engine: e.engine,
+                rocksdb: false,
+                config_name: "default",
+                config_text: "",
+                timeouts: Timeouts::default(),
+            };
+            assert_eq!(adapter.open(&ep).unwrap().engine(), e.engine, "{}", e.name);
+        }
+    }
 }

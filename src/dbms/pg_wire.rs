@@ -11,13 +11,12 @@
 //! Protocol reference: PostgreSQL documentation, "Frontend/Backend Protocol" (message flow and
 //! formats).
 
-use std::io;
-
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 use super::keep::{Keep, Tally};
 use super::net::{self, Addr, Net};
-use super::{Budget, Endpoint, Fault, Lost, Param, Timeouts, Transport};
+use super::wire_error::{PgServer, WireError};
+use super::{Budget, Endpoint, Fault, Param, Timeouts, Transport};
 
 /// SSLRequest: the one message a PostgreSQL server answers (with one byte) before any login,
 /// which makes it the liveness probe of a connection that stopped getting answers.
@@ -31,121 +30,11 @@ pub const INT2: u32 = 21;
 pub const INT4: u32 = 23;
 pub const INT8: u32 = 20;
 
-/// A failure of the connection or of the server, by kind: what decides whose fault a failed
-/// connection is (`lost`), never the sentence.
-#[derive(Debug)]
-pub enum PgError {
-    /// The server's ErrorResponse; `fatal` when the server ended the session with it.
-    Server {
-        severity: String,
-        code: String,
-        message: String,
-        detail: String,
-        fatal: bool,
-    },
-    /// Connecting failed: nothing listens there, the name has no address, no route to it, no
-    /// connection accepted in time.
-    Unreached(String),
-    /// The connection broke; `kind` is the io error's, which says how (`net::lost_by`).
-    Io {
-        kind: io::ErrorKind,
-        message: String,
-    },
-    /// The server sent what the protocol does not allow.
-    Protocol(String),
-    /// The server asks for what dbperf's client will not or cannot do: a login method it does
-    /// not speak, a password none was given for; or that login failed on the client's side
-    /// (SCRAM).
-    Refused(String),
-    /// dbperf asked wrongly (a statement given the wrong number of parameters): the connection
-    /// is fine.
-    Misuse(String),
-    /// dbperf itself ended the statement (a deadline, a cap on what it reads).
-    Cut { fault: Fault, message: String },
-}
-
-impl std::fmt::Display for PgError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PgError::Server {
-                severity,
-                code,
-                message,
-                detail,
-                ..
-            } => {
-                write!(f, "{severity}:  {message}")?;
-                if !detail.is_empty() {
-                    write!(f, "\nDETAIL:  {detail}")?;
-                }
-                write!(f, " (SQLSTATE {code})")
-            }
-            PgError::Unreached(m)
-            | PgError::Io { message: m, .. }
-            | PgError::Protocol(m)
-            | PgError::Refused(m)
-            | PgError::Misuse(m)
-            | PgError::Cut { message: m, .. } => f.write_str(m),
-        }
-    }
-}
-
-impl From<io::Error> for PgError {
-    fn from(e: io::Error) -> Self {
-        match net::cut_of(&e) {
-            Some(c) => PgError::Cut {
-                fault: c.fault,
-                message: c.message,
-            },
-            None => PgError::Io {
-                kind: e.kind(),
-                message: net::lost(&e),
-            },
-        }
-    }
-}
-
-impl PgError {
-    fn fault(&self) -> Option<Fault> {
-        match self {
-            PgError::Cut { fault, .. } => Some(*fault),
-            _ => None,
-        }
-    }
-
-    /// Whose fault it is when the connection failed (`Lost`); None for the server's errors to a
-    /// statement and for failures that say neither.
-    pub fn lost(&self) -> Option<Lost> {
-        match self {
-            PgError::Server { .. } | PgError::Misuse(_) => None,
-            PgError::Unreached(_) | PgError::Refused(_) => Some(Lost::Refused),
-            PgError::Io { kind, .. } => net::lost_by(*kind),
-            PgError::Protocol(_) => Some(Lost::ServerFault),
-            PgError::Cut { fault, .. } => net::lost_by_cut(*fault),
-        }
-    }
-
-    /// `lost` for a failed login, where the server's own error is its refusal (a wrong
-    /// password, an unknown database, a server starting up or shutting down).
-    pub fn lost_at_login(&self) -> Option<Lost> {
-        match self {
-            PgError::Server { .. } => Some(Lost::Refused),
-            _ => self.lost(),
-        }
-    }
-
-    /// Connecting failed: the server was never reached, or it took the connection and broke
-    /// it at once (`net::reached`), which is the server's doing.
-    fn unreached(e: io::Error) -> PgError {
-        if net::reached(&e) {
-            return e.into();
-        }
-        PgError::Unreached(net::lost(&e))
-    }
-}
+/// The PostgreSQL client's failures: the shared kinds, with the server's ErrorResponse.
+pub type PgError = WireError<PgServer>;
 
 fn protocol(what: &str) -> PgError {
-    PgError::Protocol(format!("protocol error: the server sent {what}"))
+    PgError::protocol(what)
 }
 
 type Result<T> = std::result::Result<T, PgError>;
@@ -491,19 +380,10 @@ impl PgWire {
                 Ok(m) => m,
                 Err(io) => {
                     return Err(match error {
-                        Some(PgError::Server {
-                            severity,
-                            code,
-                            message,
-                            detail,
-                            ..
-                        }) => PgError::Server {
-                            severity,
-                            code,
-                            message,
-                            detail,
+                        Some(PgError::Server(server)) => PgError::Server(PgServer {
                             fatal: true,
-                        },
+                            ..server
+                        }),
                         _ => io,
                     })
                 }
@@ -678,13 +558,13 @@ fn parse_error(body: &[u8], fatal: bool) -> PgError {
         }
     }
     let fatal = fatal || severity == "FATAL" || severity == "PANIC";
-    PgError::Server {
+    PgError::Server(PgServer {
         severity,
         code,
         message,
         detail,
         fatal,
-    }
+    })
 }
 
 /// A cursor over a message body; every read checks the length.
@@ -726,6 +606,8 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbms::Lost;
+    use std::io;
 
     fn connect_error(port: u16) -> PgError {
         let ep = Endpoint {
@@ -829,9 +711,9 @@ mod tests {
             e.to_string(),
             "ERROR:  deadlock detected\nDETAIL:  Process 1 waits (SQLSTATE 40P01)"
         );
-        assert!(matches!(e, PgError::Server { fatal: false, .. }));
+        assert!(matches!(e, PgError::Server(PgServer { fatal: false, .. })));
         let e = parse_error(b"SFATAL\0VFATAL\0C57P01\0Mterminating\0\0", false);
-        assert!(matches!(e, PgError::Server { fatal: true, .. }));
+        assert!(matches!(e, PgError::Server(PgServer { fatal: true, .. })));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! strings and timestamps as text.
 
 use super::pg_wire::{PgError, PgWire, Prepared};
+use super::wire_error::PgServer;
 use super::{
     Budget, Conn, DbError, Dbms, Dialect, Endpoint, Keep, Param, Rows, SqlDialect, StmtId,
     Timeouts, KEEP, SKIP,
@@ -21,7 +22,7 @@ pub fn transient_sqlstate(code: &str) -> bool {
 fn map_err(e: PgError) -> DbError {
     let (transient, code, fault) = match &e {
         // A FATAL error ended the session: nothing to go on with, whatever its code.
-        PgError::Server { code, fatal, .. } => {
+        PgError::Server(PgServer { code, fatal, .. }) => {
             (!fatal && transient_sqlstate(code), Some(code.clone()), None)
         }
         PgError::Cut { fault, .. } => (false, None, Some(*fault)),
@@ -47,7 +48,7 @@ pub fn ping(ep: &Endpoint) -> bool {
     };
     match PgWire::connect(ep, quick) {
         Ok(_) => true,
-        Err(PgError::Server { code, .. }) => code != "57P03",
+        Err(PgError::Server(PgServer { code, .. })) => code != "57P03",
         Err(_) => false,
     }
 }
@@ -196,6 +197,9 @@ impl Conn for PgConn {
 
 pub struct Postgres {
     endpoint: Endpoint,
+    /// The engine of the PostgreSQL family this server is, as the target named it: passed in,
+    /// so a second engine of the family is recorded as itself.
+    engine: Engine,
     config_name: String,
     config_file: String,
     dialect: PgDialect,
@@ -203,9 +207,15 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    pub fn new(endpoint: Endpoint, config_name: &str, config_file: &str) -> Postgres {
+    pub fn new(
+        endpoint: Endpoint,
+        engine: Engine,
+        config_name: &str,
+        config_file: &str,
+    ) -> Postgres {
         Postgres {
             endpoint,
+            engine,
             config_name: config_name.into(),
             config_file: config_file.into(),
             dialect: PgDialect,
@@ -226,7 +236,7 @@ impl Postgres {
 
 impl Dbms for Postgres {
     fn engine(&self) -> Engine {
-        Engine::Postgres
+        self.engine
     }
 
     fn connect(&self) -> anyhow::Result<Box<dyn Conn>> {

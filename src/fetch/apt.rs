@@ -12,20 +12,19 @@
 
 use crate::engines::Engine;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::FileType;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use super::apt_build;
 use super::version::Version;
 use super::{
     archive, client, no_such_version, now_rfc3339, output, Build, BuildInfo, BuildSource, Cache,
-    FetchRequest, Offer, PackageRecord, Progress, SourceRecord, BUILD_SCHEMA,
+    FetchRequest, Offer, Progress, SourceRecord, BUILD_SCHEMA,
 };
 use crate::error::bad_input;
-use crate::safe_fs::tree::{Rel, Tree};
+use crate::safe_fs::tree::Rel;
 use crate::safe_fs::{self, Also};
 
 /// A Debian release and the packages that make each engine's build there. An engine it does
@@ -130,22 +129,6 @@ fn debian_build(engine: Engine) -> anyhow::Result<Engine> {
         anyhow::bail!("Debian has no {} builds", engine.entry().product)
     }
     Ok(engine)
-}
-
-fn triplet() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "aarch64-linux-gnu"
-    } else {
-        "x86_64-linux-gnu"
-    }
-}
-
-fn loader_name() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "ld-linux-aarch64.so.1"
-    } else {
-        "ld-linux-x86-64.so.2"
-    }
 }
 
 /// The Debian mirrors the system's own apt sources name: (archive, security archive).
@@ -591,6 +574,42 @@ pub fn fetch(cache: &Cache, req: &FetchRequest, p: &mut dyn Progress) -> anyhow:
     Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no build could be fetched")))
 }
 
+/// apt-get downloads the build's packages at `debver` into `debs`, with the libraries the
+/// host lacks; whether the build brings its own loader, and those libraries' packages.
+fn download_debs(
+    private: &Private,
+    r: &Release,
+    pkgs: &[String],
+    debver: &str,
+    debs: &Path,
+    p: &mut dyn Progress,
+) -> anyhow::Result<(bool, Vec<String>)> {
+    // A newer release than the host brings its own loader and C library; an older one only
+    // the libraries the host does not have.
+    let release_libc = private
+        .madison("libc6")?
+        .first()
+        .map(|x| x.1.clone())
+        .unwrap_or_default();
+    let own_loader = host_libc().is_none_or(|h| dpkg_newer(&release_libc, &h));
+    let closure = private.library_closure(pkgs)?;
+    let libs: Vec<String> = closure
+        .into_iter()
+        .filter(|l| own_loader || !installed(l))
+        .collect();
+    let mut args: Vec<String> = pkgs.iter().map(|n| format!("{n}={debver}")).collect();
+    args.extend(libs.iter().cloned());
+    p.say(&format!(
+        "apt-get download from Debian {}: {} ...",
+        r.name,
+        args.join(" ")
+    ));
+    let mut c = private.apt_get()?;
+    c.arg("download").args(&args).current_dir(debs);
+    output(c, &format!("apt-get download ({})", r.name))?;
+    Ok((own_loader, libs))
+}
+
 fn fetch_one(
     cache: &Cache,
     engine: Engine,
@@ -610,100 +629,17 @@ fn fetch_one(
         .iter()
         .map(|s| s.to_string())
         .collect();
-    // A newer release than the host brings its own loader and C library; an older one only
-    // the libraries the host does not have.
-    let release_libc = private
-        .madison("libc6")?
-        .first()
-        .map(|x| x.1.clone())
-        .unwrap_or_default();
-    let own_loader = host_libc().is_none_or(|h| dpkg_newer(&release_libc, &h));
-    let closure = private.library_closure(&pkgs)?;
-    let libs: Vec<String> = closure
-        .into_iter()
-        .filter(|l| own_loader || !installed(l))
-        .collect();
-    let mut args: Vec<String> = pkgs.iter().map(|n| format!("{n}={debver}")).collect();
-    args.extend(libs.iter().cloned());
-    p.say(&format!(
-        "apt-get download from Debian {}: {} ...",
-        r.name,
-        args.join(" ")
-    ));
-    let mut c = private.apt_get()?;
-    c.arg("download").args(&args).current_dir(&debs);
-    output(c, &format!("apt-get download ({})", r.name))?;
+    let (own_loader, libs) = download_debs(&private, r, &pkgs, debver, &debs, p)?;
     let tree = &staging.build;
     let build = tree.path().to_path_buf();
-    let mut records = Vec::new();
-    let mut manifest = String::new();
-    let mut names: Vec<String> = debs_dir
-        .names()?
-        .into_iter()
-        .filter_map(|n| n.into_string().ok())
-        .filter(|n| n.ends_with(".deb") && crate::untrusted::plain_name(n))
-        .collect();
-    names.sort();
-    let mut size = 0;
-    // Each package read by dbperf itself (not dpkg-deb, which as root keeps the archive's
-    // owners and setuid bits): one pass hashes it and unpacks its data beneath the build.
-    let mut u = archive::Unpacker::new(tree, archive::Absolute::FromRoot);
-    for name in &names {
-        let f = safe_fs::open_regular(&debs.join(name))?;
-        let d = u.deb(f, &format!("Debian package {name}"))?;
-        size += d.size;
-        manifest.push_str(&format!("{}  {name}\n", d.sha256));
-        let mut pkg = name.split('_');
-        records.push(PackageRecord {
-            name: pkg.next().unwrap_or_default().to_string(),
-            version: pkg.next().unwrap_or_default().replace("%3a", ":"),
-            sha256: d.sha256,
-            size: d.size,
-        });
-    }
-    u.finish(archive::Top::Root)?;
-    let t = triplet();
-    let lib_dirs: Vec<String> = [format!("usr/lib/{t}"), format!("lib/{t}")]
-        .into_iter()
-        .filter(|d| build.join(d).is_dir())
-        .collect();
-    let loader = if own_loader {
-        let l = lib_dirs
-            .iter()
-            .map(|d| format!("{d}/{}", loader_name()))
-            .find(|l| build.join(l).exists());
-        match l {
-            Some(l) => Some(l),
-            None => anyhow::bail!("Debian {}'s libc6 brought no {}", r.name, loader_name()),
-        }
-    } else {
-        None
-    };
-    let library_path = (!libs.is_empty() && !lib_dirs.is_empty()).then(|| lib_dirs.join(":"));
-    let mut notes = Vec::new();
-    if library_path.is_some() || loader.is_some() {
-        let n = wrap_programs(tree, r.name, loader.as_deref(), library_path.as_deref())?;
-        notes.push(match &loader {
-            Some(l) => format!(
-                "Debian {} is newer than this host's C library: its {n} programs run through \
-                 the build's own loader ({l}) and libraries ({}), not the host's",
-                r.name,
-                libs.join(" ")
-            ),
-            None => format!(
-                "Debian {}'s {n} programs run with LD_LIBRARY_PATH set to the build's \
-                 libraries the host lacks ({})",
-                r.name,
-                libs.join(" ")
-            ),
-        });
-    }
+    let debs = apt_build::unpack_debs(&debs_dir, tree)?;
+    let mut run = apt_build::runtime(tree, r.name, own_loader, &libs)?;
     // Where the build's server is and how its --version names the version: its family's.
     let layout = crate::server::flavor_of(debian_build(engine)?)
         .ok_or_else(|| anyhow::anyhow!("{engine} is embedded: Debian has no server of it"))?
         .debian_layout(engine, &version.to_string());
     let (basedir, server, expect) = (layout.basedir, layout.server, layout.version_text);
-    notes.extend(layout.note.map(String::from));
+    run.notes.extend(layout.note.map(String::from));
     super::check_runs(&build.join(&server), &expect)?;
     let info = BuildInfo {
         schema: BUILD_SCHEMA,
@@ -717,15 +653,15 @@ fn fetch_one(
             release: Some(r.name.to_string()),
             url: None,
             file: None,
-            packages: records,
+            packages: debs.records,
         },
-        sha256: archive::sha256_bytes(manifest.as_bytes()),
-        size,
+        sha256: archive::sha256_bytes(debs.manifest.as_bytes()),
+        size: debs.size,
         fetched_at: now_rfc3339(),
         basedir,
-        loader,
-        library_path,
-        notes,
+        loader: run.loader,
+        library_path: run.library_path,
+        notes: run.notes,
     };
     let b = cache.install(&staging, &Rel::root(), key, &info)?;
     p.say(&format!(
@@ -734,79 +670,6 @@ fn fetch_one(
         b.dir.display()
     ));
     Ok(b)
-}
-
-fn is_elf(tree: &Tree, rel: &Rel) -> bool {
-    let mut head = [0u8; 4];
-    tree.open_file(rel)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
-        && head == *b"\x7fELF"
-}
-
-/// A program name a wrapper script may quote: nothing the shell would read as code.
-fn script_safe(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
-}
-
-/// Replaces every ELF program in the build's bin directories with a wrapper that runs it with
-/// the build's libraries (and loader). Returns how many were wrapped.
-fn wrap_programs(
-    tree: &Tree,
-    release: &str,
-    loader: Option<&str>,
-    library_path: Option<&str>,
-) -> anyhow::Result<usize> {
-    let rel = |s: &str| Rel::parse(Path::new(s)).expect("plain names");
-    let mut dirs = vec![rel("usr/bin"), rel("usr/sbin")];
-    let pg = rel("usr/lib/postgresql");
-    for v in tree.names(&pg).unwrap_or_default() {
-        dirs.extend(pg.join(&v).and_then(|d| d.join("bin")));
-    }
-    let mut n = 0;
-    for d in dirs {
-        let Ok(names) = tree.names(&d) else { continue };
-        let up = "../".repeat(d.names().len());
-        for name in names {
-            let Some(name) = name.to_str().filter(|n| script_safe(n)) else {
-                continue;
-            };
-            let (Some(path), Some(real)) = (d.join(name), d.join(format!(".{name}.real"))) else {
-                continue;
-            };
-            if tree.kind(&path)? != Some(FileType::RegularFile) || !is_elf(tree, &path) {
-                continue;
-            }
-            tree.rename(&path, &real)?;
-            let lp: Vec<String> = library_path
-                .unwrap_or("")
-                .split(':')
-                .filter(|s| !s.is_empty())
-                .map(|s| format!("$here/{up}{s}"))
-                .collect();
-            let run = match loader {
-                Some(l) => format!(
-                    "exec \"$here/{up}{l}\" --library-path \"{}\" --argv0 \"$0\" \"$here/.{name}.real\" \"$@\"",
-                    lp.join(":")
-                ),
-                None => format!(
-                    "LD_LIBRARY_PATH=\"{}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\nexport LD_LIBRARY_PATH\nexec \"$here/.{name}.real\" \"$@\"",
-                    lp.join(":")
-                ),
-            };
-            let script = format!(
-                "#!/bin/sh\n# Written by dbperf fetch: Debian {release}'s {name} with the build's own \
-                 libraries (build.json says how).\nhere=$(dirname \"$(readlink -f \"$0\")\")\n{run}\n"
-            );
-            tree.create_file(&path, 0o755)?
-                .write_all(script.as_bytes())?;
-            n += 1;
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]
@@ -831,35 +694,5 @@ mod tests {
         assert_eq!(upstream("1:10.5.23-0+deb11u1"), Version::parse("10.5.23"));
         assert_eq!(upstream("13.23-0+deb11u4"), Version::parse("13.23"));
         assert_eq!(upstream("1:11.8.9+ds-0+deb13u1"), Version::parse("11.8.9"));
-    }
-
-    #[test]
-    fn programs_are_wrapped_relative_to_the_build() {
-        let t = tempfile::tempdir().unwrap();
-        let base = safe_fs::open_dir(t.path(), Also::Nobody).unwrap();
-        let tree = Tree::create(&base, "b").unwrap();
-        let d = tree.path();
-        fs::create_dir_all(d.join("usr/sbin")).unwrap();
-        fs::write(d.join("usr/sbin/mariadbd"), b"\x7fELF....").unwrap();
-        fs::write(d.join("usr/sbin/script"), b"#!/bin/sh\n").unwrap();
-        fs::write(d.join("usr/sbin/$(reboot)"), b"\x7fELF....").unwrap();
-        let n = wrap_programs(
-            &tree,
-            "trixie",
-            Some("usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
-            Some("usr/lib/x86_64-linux-gnu"),
-        )
-        .unwrap();
-        assert_eq!(n, 1);
-        let w = fs::read_to_string(d.join("usr/sbin/mariadbd")).unwrap();
-        assert!(
-            w.contains("\"$here/../../usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\" --library-path \"$here/../../usr/lib/x86_64-linux-gnu\""),
-            "{w}"
-        );
-        assert!(d.join("usr/sbin/.mariadbd.real").is_file());
-        assert!(
-            !d.join("usr/sbin/.$(reboot).real").exists(),
-            "not quoted in a script"
-        );
     }
 }

@@ -4,7 +4,7 @@
 //! recognised as `--target ENGINE@PATH` would (src/server/layout.rs).
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{
     archive, client, now_rfc3339, Build, BuildInfo, Cache, FetchRequest, Progress, SourceRecord,
@@ -24,6 +24,64 @@ pub fn fetch(
     from: &str,
     p: &mut dyn Progress,
 ) -> anyhow::Result<Build> {
+    let (kind, expected) = checked(cache, req)?;
+    let key = req.want.version.to_string();
+    let local = (!is_url(from)).then(|| PathBuf::from(from));
+    let opened = match &local {
+        Some(f) => Some(open_local(f, from)?),
+        None => None,
+    };
+    let staging = cache.staging(&format!("{}-{key}", req.engine))?;
+    let file = match opened {
+        Some(f) => f,
+        None => download(from, &staging, p)?,
+    };
+    let shown = crate::untrusted::shown(from);
+    let mut u = archive::Unpacker::new(&staging.build, archive::Absolute::Refuse);
+    let digest = u.tarball(file, &Rel::root(), &format!("--from {shown}"))?;
+    if let Some(want) = &expected {
+        if *want != digest.sha256 {
+            anyhow::bail!(
+                "{from} has sha256 {}, not the {want} given with --sha256; nothing was cached",
+                digest.sha256
+            );
+        }
+    }
+    let unpacked = u.finish(archive::Top::SingleDirectory)?;
+    if unpacked.entries == 0 {
+        return bad_input(format!("{from} holds no files"));
+    }
+    let top = unpacked.top;
+    let build = staging.build.path().join(top.to_path());
+    let l = recognised(kind, &build, from, req)?;
+    super::check_runs(&l.server, &key)?;
+    let info = BuildInfo {
+        schema: BUILD_SCHEMA,
+        engine: req.engine.name().into(),
+        version: key.clone(),
+        family: format!("tarball {}", from.rsplit('/').next().unwrap_or_default()),
+        source: source_record(from, local.as_deref()),
+        sha256: digest.sha256,
+        size: digest.size,
+        fetched_at: now_rfc3339(),
+        basedir: basedir_within(&l.basedir, &build),
+        loader: None,
+        library_path: None,
+        notes: Vec::new(),
+    };
+    let b = cache.install(&staging, &top, &key, &info)?;
+    p.say(&format!(
+        "{} {key} from {from}: {}",
+        req.engine,
+        b.dir.display()
+    ));
+    Ok(b)
+}
+
+/// The request's own refusals, before anything is read or downloaded: the engine must be a
+/// server, the digest 64 hex digits, the version not cached yet. The engine's server kind and
+/// the expected digest (lower case) when given.
+fn checked(cache: &Cache, req: &FetchRequest) -> anyhow::Result<(ServerEngine, Option<String>)> {
     if req.want.source.is_some() {
         return bad_input(
             "--from names the build's source itself; drop --source or the -family suffix",
@@ -51,54 +109,37 @@ pub fn fetch(
             req.engine
         ));
     }
-    let local = (!is_url(from)).then(|| PathBuf::from(from));
-    // The user's file is opened once, here, and everything after reads that open file: it is
-    // hashed and unpacked in one pass, so a file swapped in its directory meanwhile changes
-    // nothing. A FIFO, a device or a directory is refused.
-    let opened = match &local {
-        Some(f) if std::fs::metadata(f).is_err() => {
-            return bad_input(format!(
-                "--from {from}: no such file (or give an http:// or https:// URL)"
-            ))
-        }
-        Some(f) => {
-            let limit = crate::untrusted::Limit {
-                max: archive::MAX_ARCHIVE,
-                what: "a build archive",
-                links: crate::untrusted::Links::Follow,
-            };
-            Some(
-                crate::untrusted::open(f, limit)
-                    .map_err(|e| crate::error::BadInput(format!("--from {from}: {e:#}")))?,
-            )
-        }
-        None => None,
-    };
-    let staging = cache.staging(&format!("{}-{key}", req.engine))?;
-    let file = match opened {
-        Some((f, _)) => f,
-        None => download(from, &staging, p)?,
-    };
-    let shown = crate::untrusted::shown(from);
-    let mut u = archive::Unpacker::new(&staging.build, archive::Absolute::Refuse);
-    let digest = u.tarball(file, &Rel::root(), &format!("--from {shown}"))?;
-    if let Some(want) = &expected {
-        if *want != digest.sha256 {
-            anyhow::bail!(
-                "{from} has sha256 {}, not the {want} given with --sha256; nothing was cached",
-                digest.sha256
-            );
-        }
+    Ok((kind, expected))
+}
+
+/// The user's file, opened once: it is hashed and unpacked in one pass from this open file,
+/// so a file swapped in its directory meanwhile changes nothing. A FIFO, a device or a
+/// directory is refused.
+fn open_local(f: &Path, from: &str) -> anyhow::Result<File> {
+    if std::fs::metadata(f).is_err() {
+        return bad_input(format!(
+            "--from {from}: no such file (or give an http:// or https:// URL)"
+        ));
     }
-    let unpacked = u.finish(archive::Top::SingleDirectory)?;
-    if unpacked.entries == 0 {
-        return bad_input(format!("{from} holds no files"));
-    }
-    let tree = &staging.build;
-    let top = unpacked.top;
-    let build = tree.path().join(top.to_path());
-    let l = layout::find(kind, Some(&build), false).map_err(|e| {
-        // The sentence names the temporary directory; the user knows it as the tarball's top.
+    let limit = crate::untrusted::Limit {
+        max: archive::MAX_ARCHIVE,
+        what: "a build archive",
+        links: crate::untrusted::Links::Follow,
+    };
+    let (file, _) = crate::untrusted::open(f, limit)
+        .map_err(|e| crate::error::BadInput(format!("--from {from}: {e:#}")))?;
+    Ok(file)
+}
+
+/// The unpacked tree's layout, as `--target ENGINE@PATH` would find it; the sentence names the
+/// tarball's top directory, which the user knows, not the temporary one.
+fn recognised(
+    kind: ServerEngine,
+    build: &Path,
+    from: &str,
+    req: &FetchRequest,
+) -> anyhow::Result<layout::Layout> {
+    layout::find(kind, Some(build), false).map_err(|e| {
         let why = e
             .to_string()
             .replace(&build.display().to_string(), "the tarball's top directory");
@@ -106,54 +147,34 @@ pub fn fetch(
             "{from} is not a {} build dbperf recognises: {why}",
             req.engine
         ))
-    })?;
-    let basedir = l
-        .basedir
-        .strip_prefix(&build)
-        .map(|r| {
-            if r.as_os_str().is_empty() {
-                ".".to_string()
-            } else {
-                r.display().to_string()
-            }
-        })
-        .unwrap_or_else(|_| ".".into());
-    super::check_runs(&l.server, &key)?;
-    let file_name = from.rsplit('/').next().unwrap_or_default();
-    let info = BuildInfo {
-        schema: BUILD_SCHEMA,
-        engine: req.engine.name().into(),
-        version: key.clone(),
-        family: format!("tarball {file_name}"),
-        source: SourceRecord {
-            client: if local.is_some() { "file" } else { "curl" }.into(),
-            package: None,
-            package_version: None,
-            release: None,
-            url: (local.is_none()).then(|| from.to_string()),
-            file: local.as_ref().map(|f| {
-                std::path::absolute(f)
-                    .unwrap_or(f.clone())
-                    .display()
-                    .to_string()
-            }),
-            packages: Vec::new(),
-        },
-        sha256: digest.sha256,
-        size: digest.size,
-        fetched_at: now_rfc3339(),
-        basedir,
-        loader: None,
-        library_path: None,
-        notes: Vec::new(),
-    };
-    let b = cache.install(&staging, &top, &key, &info)?;
-    p.say(&format!(
-        "{} {key} from {from}: {}",
-        req.engine,
-        b.dir.display()
-    ));
-    Ok(b)
+        .into()
+    })
+}
+
+/// The basedir relative to the build's top (`.` for the top itself).
+fn basedir_within(basedir: &Path, build: &Path) -> String {
+    match basedir.strip_prefix(build) {
+        Ok(r) if !r.as_os_str().is_empty() => r.display().to_string(),
+        _ => ".".to_string(),
+    }
+}
+
+/// Where the build came from: the user's file (its absolute path) or the URL curl fetched.
+fn source_record(from: &str, local: Option<&Path>) -> SourceRecord {
+    SourceRecord {
+        client: if local.is_some() { "file" } else { "curl" }.into(),
+        package: None,
+        package_version: None,
+        release: None,
+        url: local.is_none().then(|| from.to_string()),
+        file: local.map(|f| {
+            std::path::absolute(f)
+                .unwrap_or(f.to_path_buf())
+                .display()
+                .to_string()
+        }),
+        packages: Vec::new(),
+    }
 }
 
 /// Downloads `from` with the user's curl into the staging directory, and opens what it wrote.

@@ -8,6 +8,7 @@
 //! interrupted fetch never leaves a directory that looks like a build.
 
 pub mod apt;
+mod apt_build;
 pub mod archive;
 pub mod from;
 pub mod npm;

@@ -201,65 +201,13 @@ impl Profiler {
                 last_error = "no process to sample".into();
                 break;
             }
-            let pid_list = pids
-                .iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            // -N: no copies of every binary into ~/.debug; perf's messages go to a log, read
-            // when something fails.
-            let scope: Vec<String> = if self.system_wide {
-                vec!["-a".into()]
-            } else {
-                vec!["-p".into(), pid_list]
-            };
-            let args: Vec<String> = [
-                "record".into(),
-                "-N".into(),
-                "-g".into(),
-                "-F".into(),
-                self.hz.to_string(),
-                "-e".into(),
-                self.event.clone(),
-            ]
-            .into_iter()
-            .chain(scope)
-            .chain([
-                "-o".into(),
-                rec.data.display().to_string(),
-                "-k".into(),
-                "CLOCK_MONOTONIC".into(),
-                "-D".into(),
-                "-1".into(),
-                // perf's units are binary; kilobytes, rounded up, say any size it is given.
-                format!("--max-size={}K", self.max_bytes.div_ceil(1024)),
-                "--control".into(),
-                format!(
-                    "fifo:{},{}",
-                    control.paths[0].display(),
-                    control.paths[1].display()
-                ),
-            ])
-            .collect();
+            let args = self.perf_args(&pids, &rec.data, &control);
             record.command = format!("{} {}", self.perf.display(), args.join(" "));
             if self.system_wide {
                 rec.tree = Some(pids.clone());
             }
             record.pids = pids;
-            let child = crate::safe_fs::create_replacing(&rec.log, 0o600)
-                .map_err(|e| format!("cannot create {}: {e}", rec.log.display()))
-                .and_then(|f| {
-                    Command::new(&self.perf)
-                        .args(&args)
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(f)
-                        // Its own process group: a Ctrl-C at the terminal reaches dbperf, which
-                        // stops perf itself and still folds what was sampled.
-                        .process_group(0)
-                        .spawn()
-                        .map_err(|e| format!("cannot start perf: {e}"))
-                });
+            let child = self.spawn(&args, &rec.log);
             let mut child = match child {
                 Ok(c) => c,
                 Err(e) => {
@@ -267,19 +215,7 @@ impl Profiler {
                     break;
                 }
             };
-            // Ready when it says its events are disabled (attached, waiting for `enable`).
-            let until = Instant::now() + ACK_DEADLINE;
-            let exited = loop {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break true;
-                }
-                let said =
-                    crate::safe_fs::read_log_end(&rec.log, crate::server::process::LOG_READ_MAX);
-                if said.contains("Events disabled") || Instant::now() >= until {
-                    break false;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            };
+            let exited = attached_or_exited(&mut child, &rec.log);
             if !exited {
                 rec.child = Some(child);
                 last_error.clear();
@@ -299,6 +235,87 @@ impl Profiler {
         }
         rec.record = record;
         rec
+    }
+
+    /// perf record's arguments: sampling `pids` (or the whole system), its output `data`, off
+    /// until `enable` on the control fifos.
+    fn perf_args(&self, pids: &[u32], data: &Path, control: &Control) -> Vec<String> {
+        let pid_list = pids
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        // -N: no copies of every binary into ~/.debug; perf's messages go to a log, read
+        // when something fails.
+        let scope: Vec<String> = if self.system_wide {
+            vec!["-a".into()]
+        } else {
+            vec!["-p".into(), pid_list]
+        };
+        let args: Vec<String> = [
+            "record".into(),
+            "-N".into(),
+            "-g".into(),
+            "-F".into(),
+            self.hz.to_string(),
+            "-e".into(),
+            self.event.clone(),
+        ]
+        .into_iter()
+        .chain(scope)
+        .chain([
+            "-o".into(),
+            data.display().to_string(),
+            "-k".into(),
+            "CLOCK_MONOTONIC".into(),
+            "-D".into(),
+            "-1".into(),
+            // perf's units are binary; kilobytes, rounded up, say any size it is given.
+            format!("--max-size={}K", self.max_bytes.div_ceil(1024)),
+            "--control".into(),
+            format!(
+                "fifo:{},{}",
+                control.paths[0].display(),
+                control.paths[1].display()
+            ),
+        ])
+        .collect();
+        args
+    }
+
+    /// perf started with `args`, its messages to `log`.
+    fn spawn(&self, args: &[String], log: &Path) -> Result<std::process::Child, String> {
+        crate::safe_fs::create_replacing(log, 0o600)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))
+            .and_then(|f| {
+                Command::new(&self.perf)
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(f)
+                    // Its own process group: a Ctrl-C at the terminal reaches dbperf, which
+                    // stops perf itself and still folds what was sampled.
+                    .process_group(0)
+                    .spawn()
+                    .map_err(|e| format!("cannot start perf: {e}"))
+            })
+    }
+}
+
+/// Whether perf exited before it was ready: ready when its log says its events are disabled
+/// (attached, waiting for `enable`), or when the deadline passes.
+fn attached_or_exited(child: &mut std::process::Child, log: &Path) -> bool {
+    // Ready when it says its events are disabled (attached, waiting for `enable`).
+    let until = Instant::now() + ACK_DEADLINE;
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            break true;
+        }
+        let said = crate::safe_fs::read_log_end(log, crate::server::process::LOG_READ_MAX);
+        if said.contains("Events disabled") || Instant::now() >= until {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -136,18 +136,20 @@ pub fn find_postgres(path: Option<&Path>) -> anyhow::Result<Layout> {
 /// the Oracle MySQL lineage: MariaDB's has no such option, and is refused.
 pub fn find_mysql(engine: Engine, path: Option<&Path>) -> anyhow::Result<Layout> {
     let what = engine.name();
+    // The registry's names, not spellings of today's two engines: a new engine of the family
+    // is found under its own program name.
+    let programs = engine.family_server_programs();
     let initialize = match engine.mysql().map(|m| m.init) {
         Some(MySqlInit::Initialize) => true,
         Some(MySqlInit::InstallScript) | None => false,
     };
     match path {
         None => {
-            let server = first_existing(&[
-                PathBuf::from("/usr/sbin/mariadbd"),
-                PathBuf::from("/usr/sbin/mysqld"),
-            ])
-            .or_else(|| on_path("mariadbd"))
-            .or_else(|| on_path("mysqld"));
+            let sbin: Vec<PathBuf> = programs
+                .iter()
+                .map(|n| Path::new("/usr/sbin").join(n))
+                .collect();
+            let server = first_existing(&sbin).or_else(|| programs.iter().find_map(|n| on_path(n)));
             let Some(server) = server else {
                 return bad_input(format!(
                     "no {what} server found (looked in /usr/sbin and PATH); install mariadb-server or \
@@ -185,16 +187,16 @@ pub fn find_mysql(engine: Engine, path: Option<&Path>) -> anyhow::Result<Layout>
             })
         }
         Some(p) => {
-            let server = first_existing(&[
-                p.join("bin/mariadbd"),
-                p.join("sbin/mariadbd"),
-                p.join("bin/mysqld"),
-                p.join("sbin/mysqld"),
-            ]);
-            let Some(server) = server else {
+            let within: Vec<PathBuf> = programs
+                .iter()
+                .flat_map(|n| [p.join("bin").join(n), p.join("sbin").join(n)])
+                .collect();
+            let Some(server) = first_existing(&within) else {
+                let expected: Vec<String> = programs.iter().map(|n| format!("bin/{n}")).collect();
                 return bad_input(format!(
-                    "{} holds no {what} server: expected bin/mariadbd, bin/mysqld or sbin/ there",
-                    p.display()
+                    "{} holds no {what} server: expected {} or sbin/ there",
+                    p.display(),
+                    expected.join(" or ")
                 ));
             };
             let init = if initialize {
@@ -287,5 +289,22 @@ mod tests {
         assert_eq!(l.init, l.server);
         let e = find(Engine::MySql, Some(d.path()), true).unwrap_err();
         assert!(e.to_string().contains("ha_rocksdb.so"), "{e}");
+    }
+
+    /// Every engine of the MySQL family is found in a basedir under its own registry program
+    /// name alone, and its own name comes first: a new engine of the family needs no edit here.
+    #[test]
+    fn each_family_engine_is_found_by_its_registry_program() {
+        let family = crate::engines::REGISTRY
+            .iter()
+            .filter_map(|e| e.mysql.as_ref().map(|m| (e.engine, m)));
+        for (engine, facts) in family {
+            let d = tempfile::tempdir().unwrap();
+            touch(&d.path().join("sbin").join(facts.server_program));
+            touch(&d.path().join("scripts/mariadb-install-db"));
+            let l = find(engine, Some(d.path()), false).unwrap();
+            assert_eq!(l.server, d.path().join("sbin").join(facts.server_program));
+            assert_eq!(engine.family_server_programs()[0], facts.server_program);
+        }
     }
 }

@@ -199,7 +199,7 @@ impl Flavor for MySqlFamily {
     fn login(&self, ep: &Endpoint, timeouts: Timeouts) -> Result<(), Refusal> {
         match mysql_auth::connect(ep, timeouts) {
             Ok(_) => Ok(()),
-            Err(e @ WireError::Server { .. }) => Err(Refusal::Refused(e.to_string())),
+            Err(e @ WireError::Server(_)) => Err(Refusal::Refused(e.to_string())),
             Err(e) => Err(Refusal::NotYet(e.to_string())),
         }
     }

@@ -3,6 +3,7 @@
 
 use dbperf::dbms::postgres::Postgres;
 use dbperf::dbms::Dbms;
+use dbperf::engines::Engine;
 use proptest::prelude::*;
 
 use super::wire::{self, Fake};
@@ -295,7 +296,8 @@ fn script() -> impl Strategy<Value = Script> {
 /// dbperf makes: text queries, prepared statements with 0-3 parameters.
 pub fn exercise(bytes: Vec<u8>, tcp: bool) -> Result<(), TestCaseError> {
     let fake = Fake::start(bytes, tcp, ".s.PGSQL.");
-    let pg = Postgres::new(fake.endpoint.clone(), "fuzz", "").with_timeouts(wire::QUICK);
+    let pg = Postgres::new(fake.endpoint.clone(), Engine::Postgres, "fuzz", "")
+        .with_timeouts(wire::QUICK);
     wire::exercise(fake, &pg, "SELECT $1")
 }
 
@@ -330,7 +332,8 @@ fn a_well_formed_server_is_understood() {
         m.encode(&mut out);
     }
     let fake = Fake::start(out, false, ".s.PGSQL.");
-    let pg = Postgres::new(fake.endpoint.clone(), "fuzz", "").with_timeouts(wire::QUICK);
+    let pg = Postgres::new(fake.endpoint.clone(), Engine::Postgres, "fuzz", "")
+        .with_timeouts(wire::QUICK);
     let mut c = pg.connect().unwrap();
     assert_eq!(c.query_i64("SELECT 42").unwrap(), Some(42));
     let e = c.run_text("SELECT 1").unwrap_err();
@@ -354,7 +357,8 @@ fn a_command_tag_beyond_u64_is_read() {
         m.encode(&mut out);
     }
     let fake = Fake::start(out, false, ".s.PGSQL.");
-    let pg = Postgres::new(fake.endpoint.clone(), "fuzz", "").with_timeouts(wire::QUICK);
+    let pg = Postgres::new(fake.endpoint.clone(), Engine::Postgres, "fuzz", "")
+        .with_timeouts(wire::QUICK);
     let mut c = pg.connect().unwrap();
     assert_eq!(c.run_text("SELECT 1").unwrap(), 2);
     assert_eq!(c.run_text("INSERT").unwrap(), u64::MAX);

@@ -220,127 +220,178 @@ impl Loader {
     /// Row `i` of the current table (0-based) appended to `sql`; how many rows it wrote.
     fn row(&mut self, i: u64) -> u64 {
         let w = self.warehouse();
+        match self.table {
+            Table::Item => self.item(i),
+            Table::Warehouse => self.warehouse_row(w),
+            Table::District => self.district(i, w),
+            Table::Customer => self.customer(i, w),
+            Table::History => self.history(i, w),
+            Table::Orders => self.order(i, w),
+            Table::NewOrders => {
+                let per = ORDERS - FIRST_NEW_ORDER + 1;
+                let (d, o) = (i / per + 1, i % per + FIRST_NEW_ORDER);
+                let _ = write!(self.sql, "({o},{d},{w})");
+            }
+            Table::OrderLine => return self.order_lines(i, w),
+            Table::Stock => self.stock(i, w),
+            Table::Done => return 0,
+        }
+        1
+    }
+
+    /// Row `i` of item.
+    fn item(&mut self, i: u64) {
+        let f = self.forms;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let text = |s: &mut String, v: &str| push_literal(s, v, &f);
+        let id = i + 1;
+        let price = uniform(r, 100, 10_000) as i64;
+        let _ = write!(s, "({id},{},", uniform(r, 1, 10_000));
+        text(s, &alnum(r, 14, 24));
+        let _ = write!(s, ",{},", hundredths_text(price));
+        text(s, &alnum(r, 26, 50));
+        s.push(')');
+    }
+
+    /// The warehouse's row.
+    fn warehouse_row(&mut self, w: u64) {
+        let f = self.forms;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let _ = write!(s, "({w},");
+        address(s, r, &f, true);
+        let _ = write!(
+            s,
+            ",{},300000.00)",
+            hundredths_text(uniform(r, 0, 20) as i64)
+        );
+    }
+
+    /// District `i + 1` of warehouse `w`.
+    fn district(&mut self, i: u64, w: u64) {
+        let f = self.forms;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let _ = write!(s, "({},{w},", i + 1);
+        address(s, r, &f, true);
+        let _ = write!(
+            s,
+            ",{},30000.00,{})",
+            hundredths_text(uniform(r, 0, 20) as i64),
+            ORDERS + 1
+        );
+    }
+
+    /// Customer row `i`: its district and id, a last name from the first 1,000 in order then NURand, 10% bad credit.
+    fn customer(&mut self, i: u64, w: u64) {
         let f = self.forms;
         let now = f.now;
         let r = &mut self.rng;
         let s = &mut self.sql;
         let text = |s: &mut String, v: &str| push_literal(s, v, &f);
-        match self.table {
-            Table::Item => {
-                let id = i + 1;
-                let price = uniform(r, 100, 10_000) as i64;
-                let _ = write!(s, "({id},{},", uniform(r, 1, 10_000));
-                text(s, &alnum(r, 14, 24));
-                let _ = write!(s, ",{},", hundredths_text(price));
-                text(s, &alnum(r, 26, 50));
-                s.push(')');
-            }
-            Table::Warehouse => {
-                let _ = write!(s, "({w},");
-                address(s, r, &f, true);
-                let _ = write!(
-                    s,
-                    ",{},300000.00)",
-                    hundredths_text(uniform(r, 0, 20) as i64)
-                );
-            }
-            Table::District => {
-                let _ = write!(s, "({},{w},", i + 1);
-                address(s, r, &f, true);
-                let _ = write!(
-                    s,
-                    ",{},30000.00,{})",
-                    hundredths_text(uniform(r, 0, 20) as i64),
-                    ORDERS + 1
-                );
-            }
-            Table::Customer => {
-                let (d, c) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
-                let n = if c <= 1000 {
-                    c - 1
-                } else {
-                    self.nu.nurand(r, 255, 0, 999)
-                };
-                last_name(n, &mut self.name);
-                let _ = write!(s, "({c},{d},{w},");
-                text(s, &alnum(r, 8, 16));
-                s.push_str(",'OE',");
-                text(s, &self.name);
+        let (d, c) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
+        let n = if c <= 1000 {
+            c - 1
+        } else {
+            self.nu.nurand(r, 255, 0, 999)
+        };
+        last_name(n, &mut self.name);
+        let _ = write!(s, "({c},{d},{w},");
+        text(s, &alnum(r, 8, 16));
+        s.push_str(",'OE',");
+        text(s, &self.name);
+        s.push(',');
+        address(s, r, &f, false);
+        s.push_str(",'");
+        super::data::push_digits(r, 16, s);
+        let credit = if uniform(r, 1, 100) > 10 { "GC" } else { "BC" };
+        let _ = write!(
+            s,
+            "',{now},'{credit}',50000,{},-10.00,10.00,1,0,",
+            hundredths_text(uniform(r, 0, 50) as i64)
+        );
+        text(s, &alnum(r, 300, 500));
+        s.push(')');
+    }
+
+    /// History row `i`, one per customer.
+    fn history(&mut self, i: u64, w: u64) {
+        let f = self.forms;
+        let now = f.now;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let text = |s: &mut String, v: &str| push_literal(s, v, &f);
+        let (d, c) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
+        let _ = write!(s, "({c},{d},{w},{d},{w},{now},10.00,");
+        text(s, &alnum(r, 12, 24));
+        s.push(')');
+    }
+
+    /// Order row `i`: the first 2,100 of a district delivered (a carrier), the rest new.
+    fn order(&mut self, i: u64, w: u64) {
+        let f = self.forms;
+        let now = f.now;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let (d, o) = (i / ORDERS + 1, i % ORDERS + 1);
+        let carrier = if o < FIRST_NEW_ORDER {
+            uniform(r, 1, 10).to_string()
+        } else {
+            "NULL".to_string()
+        };
+        let _ = write!(
+            s,
+            "({o},{d},{w},{},{now},{carrier},{},1)",
+            self.customer_of[i as usize], self.ol_cnt[i as usize]
+        );
+    }
+
+    /// The lines of order row `i`, as many as it was given; how many.
+    fn order_lines(&mut self, i: u64, w: u64) -> u64 {
+        let f = self.forms;
+        let now = f.now;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let (d, o) = (i / ORDERS + 1, i % ORDERS + 1);
+        let lines = u64::from(self.ol_cnt[i as usize]);
+        for n in 1..=lines {
+            if n > 1 {
                 s.push(',');
-                address(s, r, &f, false);
-                s.push_str(",'");
-                super::data::push_digits(r, 16, s);
-                let credit = if uniform(r, 1, 100) > 10 { "GC" } else { "BC" };
-                let _ = write!(
-                    s,
-                    "',{now},'{credit}',50000,{},-10.00,10.00,1,0,",
-                    hundredths_text(uniform(r, 0, 50) as i64)
-                );
-                text(s, &alnum(r, 300, 500));
-                s.push(')');
             }
-            Table::History => {
-                let (d, c) = (i / CUSTOMERS + 1, i % CUSTOMERS + 1);
-                let _ = write!(s, "({c},{d},{w},{d},{w},{now},10.00,");
-                text(s, &alnum(r, 12, 24));
-                s.push(')');
-            }
-            Table::Orders => {
-                let (d, o) = (i / ORDERS + 1, i % ORDERS + 1);
-                let carrier = if o < FIRST_NEW_ORDER {
-                    uniform(r, 1, 10).to_string()
-                } else {
-                    "NULL".to_string()
-                };
-                let _ = write!(
-                    s,
-                    "({o},{d},{w},{},{now},{carrier},{},1)",
-                    self.customer_of[i as usize], self.ol_cnt[i as usize]
-                );
-            }
-            Table::NewOrders => {
-                let per = ORDERS - FIRST_NEW_ORDER + 1;
-                let (d, o) = (i / per + 1, i % per + FIRST_NEW_ORDER);
-                let _ = write!(s, "({o},{d},{w})");
-            }
-            Table::OrderLine => {
-                let (d, o) = (i / ORDERS + 1, i % ORDERS + 1);
-                let lines = u64::from(self.ol_cnt[i as usize]);
-                for n in 1..=lines {
-                    if n > 1 {
-                        s.push(',');
-                    }
-                    let delivered = o < FIRST_NEW_ORDER;
-                    let (when, amount) = if delivered {
-                        (now, 0)
-                    } else {
-                        ("NULL", uniform(r, 1, 999_999) as i64)
-                    };
-                    let _ = write!(
-                        s,
-                        "({o},{d},{w},{n},{},{w},{when},5,{},'",
-                        uniform(r, 1, ITEMS),
-                        hundredths_text(amount)
-                    );
-                    push_alnum(r, 24, s);
-                    s.push_str("')");
-                }
-                return lines;
-            }
-            Table::Stock => {
-                let _ = write!(s, "({},{w},{}", i + 1, uniform(r, 10, 100));
-                for _ in 0..10 {
-                    s.push_str(",'");
-                    push_alnum(r, 24, s);
-                    s.push('\'');
-                }
-                s.push_str(",0,0,0,");
-                text(s, &alnum(r, 26, 50));
-                s.push(')');
-            }
-            Table::Done => return 0,
+            let delivered = o < FIRST_NEW_ORDER;
+            let (when, amount) = if delivered {
+                (now, 0)
+            } else {
+                ("NULL", uniform(r, 1, 999_999) as i64)
+            };
+            let _ = write!(
+                s,
+                "({o},{d},{w},{n},{},{w},{when},5,{},'",
+                uniform(r, 1, ITEMS),
+                hundredths_text(amount)
+            );
+            push_alnum(r, 24, s);
+            s.push_str("')");
         }
-        1
+        lines
+    }
+
+    /// Stock row `i`.
+    fn stock(&mut self, i: u64, w: u64) {
+        let f = self.forms;
+        let r = &mut self.rng;
+        let s = &mut self.sql;
+        let text = |s: &mut String, v: &str| push_literal(s, v, &f);
+        let _ = write!(s, "({},{w},{}", i + 1, uniform(r, 10, 100));
+        for _ in 0..10 {
+            s.push_str(",'");
+            push_alnum(r, 24, s);
+            s.push('\'');
+        }
+        s.push_str(",0,0,0,");
+        text(s, &alnum(r, 26, 50));
+        s.push(')');
     }
 }
 
