@@ -121,7 +121,7 @@ pub fn remove_live() {
         Err(_) => return,
     };
     for c in caps {
-        c.remove_now();
+        c.remove_in_time();
     }
 }
 
@@ -218,20 +218,24 @@ impl Cap {
     /// a moment to exit); a few seconds at most, then left for the sweep, which its record
     /// names it to.
     pub fn remove(&self) -> bool {
-        let until = Instant::now() + Duration::from_secs(5);
-        let gone = loop {
-            if self.remove_now() {
-                break true;
-            }
-            if Instant::now() >= until {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let gone = self.remove_in_time();
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|c| c.made.at != self.made.at);
         }
         gone
+    }
+
+    fn remove_in_time(&self) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            if self.remove_now() {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// One try: true when the cgroup is gone (or its name is another's now) and its record

@@ -214,6 +214,24 @@ fn euid() -> u32 {
 /// [`Dir::make_new_dir`]; tests give one that makes a fixture's files too.
 pub type Mkdir<'a> = &'a dyn Fn(&Dir, &str) -> std::io::Result<()>;
 
+/// What a server's cgroup is named after: its target and port (unique among the servers
+/// running), as a plain name.
+pub fn base(target: &str, port: u16) -> String {
+    let t: String = target
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // A cgroup's name is at most 255 bytes: a long target name is cut (the port tells apart).
+    let t: String = t.trim_start_matches('.').chars().take(200).collect();
+    format!("{t}-{port}")
+}
+
 /// The names a cgroup of `base` may get, in the order tried.
 pub fn names(base: &str) -> Vec<String> {
     (1..=NAMES)

@@ -134,24 +134,6 @@ pub struct Running {
     cap: Option<cgroup::Cap>,
 }
 
-/// A server's cgroup name: its target and port (unique among the servers running), as a plain
-/// name.
-fn cap_name(target: &str, port: u16) -> String {
-    let t: String = target
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    // A cgroup's name is at most 255 bytes: a long target name is cut (the port tells apart).
-    let t: String = t.trim_start_matches('.').chars().take(200).collect();
-    format!("{t}-{port}")
-}
-
 /// Database the benchmarks use, as in the original (`ib`). The superuser of an instance is its
 /// registry entry's `admin_user`, with the instance's password (secret.rs), reachable on
 /// loopback and the private socket only.
@@ -539,7 +521,7 @@ impl Plan {
             Some(m) => Some(
                 cgroup::Cap::create(
                     &m.controller,
-                    &cap_name(&self.target, port),
+                    &cgroup_records::base(&self.target, port),
                     m.bytes,
                     &m.records,
                 )
