@@ -1158,7 +1158,6 @@ const RAW_FS_ALLOWED: &[(&str, usize, &str)] = &[
     ("report/input.rs", 4, "result directories' names; every file in them is read through untrusted"),
     ("results/mod.rs", 5, OWN_FILES),
     ("results/series.rs", 4, OWN_FILES),
-    ("server/cgroup.rs", 6, "cgroups under the memory controller's root (a kernel filesystem, root's own, with no links to follow): made, listed and removed, and a probe made and removed to check it can be written"),
     ("server/identity.rs", 6, KERNEL),
     ("server/layout.rs", 1, "lists /usr/lib/postgresql, root's own"),
     ("server/mod.rs", 10, OWN_FILES),

@@ -6,7 +6,12 @@
 //! * a dbperf killed mid-step leaves the cgroup of its (dead) server, and the next run's sweep
 //!   removes it;
 //! * SQLite, external servers, caps too small, and the io-bound presets without a cap are one
-//!   sentence and exit 2.
+//!   sentence and exit 2;
+//! * a cgroup of the name dbperf would give its cap (with a child cgroup holding a process) is
+//!   never used nor changed, and neither it nor a hand-made empty `dbperf-admin-keep-*` over a
+//!   minute old is swept by a capped run, whose steps say the cap held;
+//! * a cap changed behind dbperf's back mid-step marks the step as not held to it (its
+//!   `memory_cap`, its warnings, stderr and the report).
 
 use crate::common;
 
@@ -412,4 +417,234 @@ fn a_server_killed_for_going_over_its_cap_is_said_to_be() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("at least 256 MiB"), "{}", text(&o));
+}
+
+/// The memory controller's root on this host.
+fn controller_root() -> Option<PathBuf> {
+    dbperf::server::cgroup::Controller::find(Path::new("/sys")).map(|c| match c {
+        dbperf::server::cgroup::Controller::V1(p) | dbperf::server::cgroup::Controller::V2(p) => p,
+    })
+}
+
+/// A cgroup someone made by hand, removed (with its child and the process in it) when the test
+/// ends however it ends.
+struct HandMade {
+    dir: PathBuf,
+    sleeper: Option<std::process::Child>,
+}
+
+impl HandMade {
+    /// `name` under the controller's root, over a minute old; with `child`, a child cgroup
+    /// holding a process of its own.
+    fn new(root: &Path, name: &str, child: bool) -> HandMade {
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let mut h = HandMade { dir, sleeper: None };
+        if child {
+            std::fs::create_dir(h.dir.join("child")).unwrap();
+            let s = std::process::Command::new("sleep")
+                .arg("600")
+                .spawn()
+                .unwrap();
+            std::fs::write(h.dir.join("child/cgroup.procs"), s.id().to_string()).unwrap();
+            h.sleeper = Some(s);
+        }
+        let old = std::time::SystemTime::now() - Duration::from_secs(120);
+        let f = std::fs::File::open(&h.dir).unwrap();
+        f.set_times(
+            std::fs::FileTimes::new()
+                .set_modified(old)
+                .set_accessed(old),
+        )
+        .unwrap();
+        h
+    }
+
+    /// What tells this directory apart: its inode, its modification time, the limit it has and
+    /// the processes of its child.
+    fn state(&self) -> (u64, std::time::SystemTime, String, String) {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&self.dir).unwrap();
+        let read = |f: &str| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
+        let limit = ["memory.limit_in_bytes", "memory.max"].map(read).concat();
+        (
+            m.ino(),
+            m.modified().unwrap(),
+            limit,
+            read("child/cgroup.procs"),
+        )
+    }
+}
+
+impl Drop for HandMade {
+    fn drop(&mut self) {
+        if let Some(mut s) = self.sleeper.take() {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::fs::remove_dir(self.dir.join("child")).is_err()
+            && self.dir.join("child").exists()
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Issue 45, cases 4 and 5, on the real kernel: a cgroup of the name dbperf would give its next
+/// cap (empty itself, with a child cgroup holding a process) is never used nor changed, the next
+/// name is; and a capped run's sweep removes neither it nor a hand-made empty
+/// `dbperf-admin-keep-*` over a minute old. The run's steps say the cap held.
+#[test]
+fn a_capped_run_takes_over_no_cgroup_and_sweeps_none_it_did_not_record() {
+    if !common::postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    if !can_cap(&state) {
+        return;
+    }
+    let root = controller_root().unwrap();
+    let me = std::process::id();
+    let keep = HandMade::new(&root, &format!("dbperf-admin-keep-{me}"), false);
+    let taken = HandMade::new(&root, &format!("dbperf-taken-{me}"), true);
+    let before = (keep.state(), taken.state());
+    // The cap dbperf makes for a server named `taken-<pid>`: the name after.
+    let c = dbperf::server::cgroup::Controller::find(Path::new("/sys")).unwrap();
+    let records =
+        dbperf::server::cgroup_records::Records::open(&tmp.path().join("records")).unwrap();
+    let cap = dbperf::server::cgroup::Cap::create(&c, &format!("taken-{me}"), 256 << 20, &records)
+        .unwrap();
+    assert_eq!(cap.dir, root.join(format!("dbperf-taken-{me}-2")));
+    let limit = std::fs::read_to_string(cap.dir.join("memory.limit_in_bytes"))
+        .or_else(|_| std::fs::read_to_string(cap.dir.join("memory.max")))
+        .unwrap();
+    assert_eq!(limit.trim(), (256u64 << 20).to_string());
+    assert_eq!(records.list().len(), 1);
+    assert!(cap.remove() && !cap.dir.exists());
+    assert!(records.list().is_empty(), "its record went with it");
+
+    let out = tmp.path().join("r");
+    let o = run(
+        &state,
+        &[
+            "--suite",
+            "sysbench",
+            "--target",
+            "postgres",
+            "--server-memory",
+            "256M",
+            "--tests",
+            "point-query",
+            "--rows",
+            "10000",
+            "--read-seconds",
+            "1",
+            "--warmup-seconds",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        (keep.state(), taken.state()),
+        before,
+        "a hand-made cgroup changed"
+    );
+    let step = json(&out.join("postgres.default/steps/point-query_range=100.json"));
+    let held = &step["memory_cap"];
+    assert_eq!(held["held"], true, "{held}");
+    assert_eq!(held["bytes"], 256u64 << 20, "{held}");
+    assert_eq!(held["limit_bytes"], 256u64 << 20, "{held}");
+    assert!(held["peak_bytes"].as_u64().is_some_and(|p| p > 0), "{held}");
+    assert!(held["why_not"].is_null(), "{held}");
+    assert!(step["warnings"].as_array().unwrap().is_empty(), "{step}");
+}
+
+/// Case 4's other half: the cap lowered behind dbperf's back mid-step (a raise works the same)
+/// is read back at the end of the step, which says it was not held: in its `memory_cap`, its
+/// warnings and the report; the step before, read back before the change, held.
+#[test]
+fn a_step_whose_cap_was_changed_is_marked_not_held() {
+    if !common::postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    if !can_cap(&state) {
+        return;
+    }
+    let out = tmp.path().join("r");
+    let child = dbperf()
+        .env("DBPERF_STATE_DIR", &state)
+        .args([
+            "run",
+            "--no-progress",
+            "--no-calibration",
+            "--suite",
+            "sysbench",
+        ])
+        .args(["--target", "postgres", "--server-memory", "256M"])
+        .args(["--tests", "point-query", "--rows", "10000"])
+        .args(["--read-seconds", "5", "--warmup-seconds", "0"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let steps = out.join("postgres.default/steps");
+    let series = steps.join(".point-query_range=100.series.csv.tmp");
+    let start = Instant::now();
+    while !series.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "point-query did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cgroups = registry_cgroups(&state);
+    assert_eq!(cgroups.len(), 1, "{cgroups:?}");
+    let cg = PathBuf::from(&cgroups[0]);
+    let file = ["memory.limit_in_bytes", "memory.max"]
+        .map(|f| cg.join(f))
+        .into_iter()
+        .find(|f| f.exists())
+        .unwrap();
+    std::fs::write(&file, (255u64 << 20).to_string()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let load = json(&steps.join("load.json"));
+    assert_eq!(load["memory_cap"]["held"], true, "{load}");
+    let step = json(&steps.join("point-query_range=100.json"));
+    let cap = &step["memory_cap"];
+    assert_eq!(cap["held"], false, "{cap}");
+    assert_eq!(cap["limit_bytes"], 255u64 << 20, "{cap}");
+    let why = cap["why_not"].as_str().unwrap();
+    assert!(
+        why.contains(&format!(
+            "{} bytes, not the {} asked",
+            255u64 << 20,
+            256u64 << 20
+        )),
+        "{why}"
+    );
+    let warned = step["warnings"].as_array().unwrap();
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("not held to its 256 MiB")),
+        "{step}"
+    );
+    assert!(text(&o).contains("not held to its 256 MiB"), "{}", text(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("step point-query_range=100: the server was not held to its 256 MiB"),
+        "{md}"
+    );
+    assert!(!cg.exists(), "{cg:?} left behind");
 }

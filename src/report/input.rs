@@ -227,6 +227,7 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
         }
         match results::read_step_file(&p) {
             Ok(f) => {
+                warnings.extend(cap_not_held(&run, &f));
                 let (s, w) = step_view(dir, run.suite, f);
                 warnings.extend(w);
                 steps.push(s);
@@ -245,6 +246,17 @@ fn load_target(dir: &Path) -> anyhow::Result<TargetResult> {
         warnings,
         repeats: Vec::new(),
     })
+}
+
+/// The warning of a step whose server was not held to its memory cap, as the kernel said at
+/// the end of the step (its `memory_cap`).
+fn cap_not_held(run: &results::RunFile, f: &StepFile) -> Option<String> {
+    let w = f.memory_cap.as_ref()?.warning()?;
+    Some(format!(
+        "{}: step {}: {w}",
+        super::target::shown_name(run),
+        f.step
+    ))
 }
 
 /// What the report takes from a step file, and the per-second series it names.
@@ -634,5 +646,36 @@ mod tests {
             ["host"],
             "12 ticks are rough, 500 are not"
         );
+    }
+
+    /// A step whose server was not held to its memory cap is a warning of the report, from the
+    /// step file's `memory_cap`; one held, or uncapped, is none.
+    #[test]
+    fn a_step_not_held_to_its_cap_is_a_report_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = run_json("t", "x");
+        r["steps_planned"] = serde_json::json!(["l.i0", "l.x"]);
+        write(&d.path().join("t/run.json"), r);
+        let cap = |held: bool| {
+            serde_json::json!({"bytes": 268435456u64, "limit_bytes": 1099511627776u64,
+                "peak_bytes": null, "held": held,
+                "why_not": (!held).then_some("the cgroup's limit is 1099511627776 bytes")})
+        };
+        let mut step = step_json(5.0);
+        step["memory_cap"] = cap(false);
+        write(&d.path().join("t/steps/l.i0.json"), step);
+        let mut held = super::fixtures::named_step_json("l.x", 5.0);
+        held["memory_cap"] = cap(true);
+        write(&d.path().join("t/steps/l.x.json"), held);
+        let t = load(&[d.path().join("t")]).unwrap().remove(0);
+        assert_eq!(t.steps.len(), 2);
+        let [w] = &t.warnings[..] else {
+            panic!("{:?}", t.warnings)
+        };
+        assert!(
+            w.starts_with("t: step l.i0: the server was not held to its 256 MiB"),
+            "{w}"
+        );
+        assert!(w.contains("1099511627776 bytes"), "{w}");
     }
 }

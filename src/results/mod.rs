@@ -7,6 +7,7 @@ pub mod campaign;
 pub mod config_source;
 pub mod hardware;
 pub mod ibench;
+pub mod memory_cap;
 pub mod metric;
 pub mod payload;
 pub mod profile;
@@ -21,6 +22,7 @@ mod upgrade;
 pub use campaign::CampaignCell;
 pub use config_source::{ConfigSource, ScaledSetting};
 pub use ibench::{IbenchStep, Sla};
+pub use memory_cap::StepMemoryCap;
 pub use payload::Payload;
 pub use status::{RunStatus, Status};
 pub use step::{

@@ -168,6 +168,10 @@ pub struct StepFile {
     /// `sysbench.group`); never written by dbperf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// `--server-memory`: the cap as the kernel held it at the end of the step (read back from
+    /// the server's cgroup); absent when uncapped and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cap: Option<super::StepMemoryCap>,
     /// What the step's suite measured in its own terms, under the suite's name (`ibench`,
     /// `sysbench`, `tpcc`); absent where the suite has nothing of its own (a suite's load).
     #[serde(flatten, with = "super::payload::flat")]
@@ -204,6 +208,7 @@ impl StepFile {
             diagnostics: Vec::new(),
             metrics: None,
             group: None,
+            memory_cap: None,
             payload: None,
         }
     }

@@ -30,6 +30,7 @@ use rustix::io::Errno;
 use crate::error::BadInput;
 
 pub mod acting_record;
+pub mod entry;
 pub mod tree;
 
 /// Deeper than any tree dbperf removes (a server's data directory, a build): a deeper one is

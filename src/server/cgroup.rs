@@ -1,10 +1,14 @@
-//! A memory cap for a managed server (`--server-memory`, docs/targets.md): one cgroup per
-//! server, `dbperf-<instance>` directly under the memory controller's root, holding the server
-//! and everything it forks from before its first instruction (the child joins it before exec),
-//! so its page cache, shared memory and private memory all count against the cap. cgroup v2's
-//! `memory.max` where the memory controller is on the unified hierarchy, cgroup v1's
-//! `memory.limit_in_bytes` where it is not. Removed when the server stops, and by the registry's
-//! sweep when a dbperf was killed.
+//! A memory cap for a managed server (`--server-memory`, docs/io-bound.md): one cgroup per
+//! server, `dbperf-<target>-<port>` directly under the memory controller's root, holding the
+//! server and everything it forks from before its first instruction (the child joins it before
+//! exec), so its page cache, shared memory and private memory all count against the cap.
+//! cgroup v2's `memory.max` where the memory controller is on the unified hierarchy, cgroup
+//! v1's `memory.limit_in_bytes` where it is not.
+//!
+//! The cgroup is dbperf's by its record, not by its name: always made new, recorded in the
+//! server registry before it is made, never one someone else made (cgroup_records.rs); removed
+//! when the server stops, and by the registry's sweep of records when a dbperf was killed
+//! (cgroup_sweep.rs); read back at the end of each step (cgroup_held.rs).
 //!
 //! Every path is under the sysfs root (`host::Roots::sys`), so the v2 branch is tested against
 //! a fixture tree.
@@ -15,8 +19,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::cgroup_records::{make_fresh, remove_made, Made, Mkdir, Records, Removal};
 use crate::error::bad_input;
 use crate::host::sysfs;
+use crate::safe_fs::{self, Also};
 
 /// Where the memory controller is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,14 +59,14 @@ impl Controller {
         }
     }
 
-    fn root(&self) -> &Path {
+    pub(super) fn root(&self) -> &Path {
         match self {
             Controller::V2(p) | Controller::V1(p) => p,
         }
     }
 
     /// The file holding a cgroup's limit.
-    fn limit_file(&self) -> &'static str {
+    pub(super) fn limit_file(&self) -> &'static str {
         match self {
             Controller::V2(_) => "memory.max",
             Controller::V1(_) => "memory.limit_in_bytes",
@@ -69,7 +75,8 @@ impl Controller {
 }
 
 /// Before anything runs: a cap can be made here (a memory controller, root to make cgroups).
-pub fn check(sys: &Path) -> anyhow::Result<Controller> {
+/// A cgroup is made and removed to check, recorded in `records` like every cgroup dbperf makes.
+pub fn check(sys: &Path, records: &Records) -> anyhow::Result<Controller> {
     let Some(c) = Controller::find(sys) else {
         return bad_input(format!(
             "--server-memory needs the kernel's memory controller (cgroup v2 with memory in \
@@ -87,95 +94,112 @@ pub fn check(sys: &Path) -> anyhow::Result<Controller> {
     }
     // Root in a container often sees the controller read-only: a cgroup made and removed now
     // says so before anything runs, not at each server's start.
-    let probe = c
-        .root()
-        .join(format!("dbperf-probe-{}", std::process::id()));
-    if let Err(e) = std::fs::create_dir(&probe) {
-        return bad_input(format!(
-            "--server-memory cannot make a cgroup under {}: {e}",
+    let cannot = |e: anyhow::Error| {
+        anyhow::Error::new(crate::error::BadInput(format!(
+            "--server-memory cannot make a cgroup under {}: {e:#}",
             c.root().display()
-        ));
+        )))
+    };
+    let root = safe_fs::open_dir(c.root(), Also::Nobody).map_err(cannot)?;
+    let base = format!("probe-{}", std::process::id());
+    let made = make_fresh(records, &root, &base, &|d, n| d.make_new_dir(n)).map_err(cannot)?;
+    if remove_made(&root, &made.name, &made.record) != Removal::Held {
+        records.forget(&made.at);
     }
-    let _ = std::fs::remove_dir(&probe);
     Ok(c)
 }
 
 /// The cgroups this dbperf made and has not removed: a second Ctrl-C kills the servers and
 /// removes these before dbperf exits at once.
-static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+static LIVE: std::sync::Mutex<Vec<Cap>> = std::sync::Mutex::new(Vec::new());
 
 /// Removes every cgroup this dbperf made, once its processes are gone (after the servers were
 /// killed). Never blocks on the list: a thread holding it is left alone.
 pub fn remove_live() {
-    let dirs = match LIVE.try_lock() {
+    let caps = match LIVE.try_lock() {
         Ok(g) => g.clone(),
         Err(_) => return,
     };
-    for d in dirs {
-        remove_dir(&d);
+    for c in caps {
+        c.remove_in_time();
     }
 }
 
-/// A server's cgroup, made and capped.
+/// A server's cgroup: made new, recorded, and capped.
 #[derive(Debug, Clone)]
 pub struct Cap {
     pub dir: PathBuf,
     pub bytes: u64,
+    pub(super) controller: Controller,
+    pub(super) made: Made,
+    records: Records,
 }
 
 impl Cap {
-    /// Makes `dbperf-<name>` under the controller's root, capped at `bytes`. An empty one of
-    /// that name left by a killed dbperf is taken over.
-    pub fn create(c: &Controller, name: &str, bytes: u64) -> anyhow::Result<Cap> {
+    /// Makes a new cgroup `dbperf-<name>` under the controller's root (or `-2` to `-8` after it
+    /// when that name is taken: a cgroup dbperf did not make is never used), recorded in
+    /// `records` before it is made, and caps it at `bytes`.
+    pub fn create(
+        c: &Controller,
+        name: &str,
+        bytes: u64,
+        records: &Records,
+    ) -> anyhow::Result<Cap> {
+        Cap::create_with(c, name, bytes, records, &|d, n| d.make_new_dir(n))
+    }
+
+    pub(super) fn create_with(
+        c: &Controller,
+        name: &str,
+        bytes: u64,
+        records: &Records,
+        mkdir: Mkdir,
+    ) -> anyhow::Result<Cap> {
         if !crate::untrusted::plain_name(name) {
             anyhow::bail!(
                 "{} is not a plain name for a cgroup",
                 crate::untrusted::shown(name)
             );
         }
-        let dir = c.root().join(format!("dbperf-{name}"));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tasks(&dir).is_empty() => {}
-            Err(e) => anyhow::bail!("cannot make the cgroup {}: {e}", dir.display()),
-        }
-        let cap = Cap { dir, bytes };
-        let set = |file: &str, value: &str| {
-            sysfs::write(&cap.dir.join(file), value)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", cap.dir.join(file).display()))
+        let root = safe_fs::open_dir(c.root(), Also::Nobody)?;
+        let made = make_fresh(records, &root, name, mkdir)?;
+        let cap = Cap {
+            dir: c.root().join(&made.name),
+            bytes,
+            controller: c.clone(),
+            made,
+            records: records.clone(),
         };
-        if let Controller::V2(root) = c {
+        if let Err(e) = cap.set_limits() {
+            cap.remove();
+            return Err(e);
+        }
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(cap.clone());
+        }
+        Ok(cap)
+    }
+
+    /// The cap on the new cgroup, and no swap for it.
+    fn set_limits(&self) -> anyhow::Result<()> {
+        let set = |file: &str, value: &str| {
+            sysfs::write(&self.dir.join(file), value)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.dir.join(file).display()))
+        };
+        if let Controller::V2(root) = &self.controller {
             // The root must hand the memory controller to its children (systemd does; a bare
             // hierarchy may not).
             let _ = sysfs::write(&root.join("cgroup.subtree_control"), "+memory");
         }
-        // v1's memory+swap limit may never be below the memory limit: when a leftover taken
-        // over had a smaller one, it is raised first (failing, harmlessly, when it is lowered),
-        // and set again after the limit.
-        let memsw = "memory.memsw.limit_in_bytes";
-        let v1_swap = matches!(c, Controller::V1(_)) && cap.dir.join(memsw).exists();
-        if v1_swap {
-            let _ = set(memsw, &bytes.to_string());
-        }
-        if let Err(e) = set(c.limit_file(), &bytes.to_string()) {
-            cap.remove();
-            return Err(e);
-        }
+        set(self.controller.limit_file(), &self.bytes.to_string())?;
         // Swap would let the server hold more than the cap: none for it (a kernel without swap
-        // accounting has no such file, and then nothing to limit).
-        match c {
-            Controller::V2(_) => {
-                let _ = set("memory.swap.max", "0");
-            }
-            Controller::V1(_) if v1_swap => {
-                let _ = set(memsw, &bytes.to_string());
-            }
-            Controller::V1(_) => {}
-        }
-        if let Ok(mut live) = LIVE.lock() {
-            live.push(cap.dir.clone());
-        }
-        Ok(cap)
+        // accounting has no such file, and then nothing to limit). v1's memory+swap limit may
+        // never be below the memory limit, so it is set after it.
+        let _ = match self.controller {
+            Controller::V2(_) => set("memory.swap.max", "0"),
+            Controller::V1(_) => set("memory.memsw.limit_in_bytes", &self.bytes.to_string()),
+        };
+        Ok(())
     }
 
     /// What a child writes, between fork and exec, to join the cgroup: its `cgroup.procs`.
@@ -187,48 +211,58 @@ impl Cap {
     /// How many times the kernel killed a process of this cgroup for going over the cap: v2's
     /// `memory.events` and v1's `memory.oom_control` (kernel 4.13+) count them as `oom_kill`.
     pub fn oom_kills(&self) -> u64 {
-        ["memory.events", "memory.oom_control"]
-            .iter()
-            .filter_map(|f| sysfs::read(&self.dir.join(f)))
-            .find_map(|text| {
-                text.lines().find_map(|l| {
-                    let (k, v) = l.split_once(' ')?;
-                    (k == "oom_kill").then(|| v.trim().parse().ok())?
-                })
-            })
-            .unwrap_or(0)
+        oom_kills_in(&self.dir)
     }
 
     /// Removes the cgroup once the processes in it are gone (a server's last backends may take
-    /// a moment to exit); a few seconds at most, then left for the sweep.
+    /// a moment to exit); a few seconds at most, then left for the sweep, which its record
+    /// names it to.
     pub fn remove(&self) -> bool {
-        let gone = remove_dir(&self.dir);
+        let gone = self.remove_in_time();
         if let Ok(mut live) = LIVE.lock() {
-            live.retain(|d| d != &self.dir);
+            live.retain(|c| c.made.at != self.made.at);
         }
         gone
     }
-}
 
-/// The pids in a cgroup (none when it cannot be read).
-fn tasks(dir: &Path) -> Vec<u32> {
-    sysfs::read(&dir.join("cgroup.procs"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-fn remove_dir(dir: &Path) -> bool {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return true,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
-            Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
-            Err(_) => return false,
+    fn remove_in_time(&self) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            if self.remove_now() {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
+
+    /// One try: true when the cgroup is gone (or its name is another's now) and its record
+    /// with it.
+    fn remove_now(&self) -> bool {
+        let Ok(root) = safe_fs::open_dir(self.controller.root(), Also::Nobody) else {
+            return false;
+        };
+        if remove_made(&root, &self.made.name, &self.made.record) == Removal::Held {
+            return false;
+        }
+        self.records.forget(&self.made.at);
+        true
+    }
+}
+
+fn oom_kills_in(dir: &Path) -> u64 {
+    ["memory.events", "memory.oom_control"]
+        .iter()
+        .filter_map(|f| sysfs::read(&dir.join(f)))
+        .find_map(|text| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == "oom_kill").then(|| v.trim().parse().ok())?
+            })
+        })
+        .unwrap_or(0)
 }
 
 /// Joins the cgroup whose `cgroup.procs` is `procs`, from a child between fork and exec: only
@@ -250,56 +284,13 @@ pub fn join_in_child(procs: &CString) -> io::Result<()> {
     Ok(())
 }
 
-/// Removes the cgroup a registry entry recorded for a server that has stopped or is gone. The
-/// entry is a file, so its path is checked first: a `dbperf-<plain name>` directly under this
-/// host's memory controller, nothing else. A directory that still holds a process stays.
-pub fn remove_recorded(sys: &Path, recorded: &str) -> bool {
-    let Some(c) = Controller::find(sys) else {
-        return false;
-    };
-    let path = Path::new(recorded);
-    let ours = path.parent() == Some(c.root())
-        && path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix("dbperf-"))
-            .is_some_and(crate::untrusted::plain_name);
-    // One that still holds a process stays, without waiting: its server outlived the entry.
-    ours && tasks(path).is_empty() && remove_dir(path)
-}
-
-/// How long an empty `dbperf-*` cgroup is left to the dbperf that made it: it is empty from
-/// when it is made until its server joins it, a moment later.
-const SWEEP_AGE: Duration = Duration::from_secs(60);
-
-/// Removes `dbperf-*` cgroups under the controller that hold no process and were made over a
-/// minute ago: those of servers a killed dbperf started, once those servers are gone (a
-/// SIGKILL between making a cgroup and recording its server leaves one no entry names).
-/// Returns how many went.
-pub fn sweep(c: &Controller) -> usize {
-    let Ok(rd) = std::fs::read_dir(c.root()) else {
-        return 0;
-    };
-    let old = |e: &std::fs::DirEntry| {
-        e.metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|a| a >= SWEEP_AGE))
-    };
-    rd.flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("dbperf-"))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(old)
-        .filter(|e| tasks(&e.path()).is_empty())
-        .filter(|e| std::fs::remove_dir(e.path()).is_ok())
-        .count()
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::safe_fs::Dir;
 
     /// A fixture of cgroup v2 (the kernel's files are plain files here).
-    fn v2_fixture() -> tempfile::TempDir {
+    pub(in crate::server) fn v2_fixture() -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         let cg = t.path().join("fs/cgroup");
         std::fs::create_dir_all(&cg).unwrap();
@@ -308,91 +299,170 @@ mod tests {
         t
     }
 
+    /// Makes a cgroup in a fixture as the kernel does: new, with its files.
+    pub(in crate::server) fn fixture_mkdir(d: &Dir, name: &str) -> io::Result<()> {
+        d.make_new_dir(name)?;
+        for f in [
+            "memory.max",
+            "memory.swap.max",
+            "cgroup.procs",
+            "memory.peak",
+        ] {
+            std::fs::write(d.path().join(name).join(f), "")?;
+        }
+        Ok(())
+    }
+
+    /// The cgroup records of a fixture (beside its sysfs tree).
+    pub(in crate::server) fn records(t: &tempfile::TempDir) -> Records {
+        Records::open(&t.path().join("state/cgroups")).unwrap()
+    }
+
+    fn fixture_cap(t: &tempfile::TempDir, name: &str) -> anyhow::Result<Cap> {
+        let c = Controller::find(t.path()).unwrap();
+        Cap::create_with(&c, name, 256 << 20, &records(t), &fixture_mkdir)
+    }
+
+    fn read(p: PathBuf) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
     #[test]
     fn v2_is_preferred_and_its_files_are_written() {
         let t = v2_fixture();
         let c = Controller::find(t.path()).unwrap();
         assert_eq!(c, Controller::V2(t.path().join("fs/cgroup")));
-        // A plain directory stands for the cgroup, its files made as the kernel would; one
-        // left empty by a killed dbperf is taken over.
-        let dir = t.path().join("fs/cgroup/dbperf-pg-1");
-        std::fs::create_dir(&dir).unwrap();
-        for f in ["memory.max", "memory.swap.max", "cgroup.procs"] {
-            std::fs::write(dir.join(f), "").unwrap();
-        }
-        let cap = Cap::create(&c, "pg-1", 256 << 20).unwrap();
-        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        let cap = fixture_cap(&t, "pg-1").unwrap();
+        assert_eq!(cap.dir, t.path().join("fs/cgroup/dbperf-pg-1"));
         assert_eq!(read(cap.dir.join("memory.max")), "268435456\n");
         assert_eq!(read(cap.dir.join("memory.swap.max")), "0\n");
         assert_eq!(
             read(t.path().join("fs/cgroup/cgroup.subtree_control")),
             "+memory\n"
         );
-        // A cgroup that still holds a process is not taken over.
-        std::fs::write(dir.join("cgroup.procs"), "4242\n").unwrap();
-        assert!(Cap::create(&c, "pg-1", 256 << 20).is_err());
-        assert!(cap.dir.ends_with("dbperf-pg-1"));
-        assert!(Cap::create(&c, "../x", 1 << 30).is_err());
+        // Recorded, with the very directory made.
+        let listed = records(&t).list();
+        let [(at, Ok(r))] = &listed[..] else {
+            panic!("{listed:?}")
+        };
+        assert_eq!(*at, cap.made.at);
+        assert_eq!(r.path, cap.dir.display().to_string());
+        let st = std::fs::metadata(&cap.dir).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(r.made.map(|m| m.ino), Some(st.ino()));
+        assert!(Cap::create_with(&c, "../x", 1 << 30, &records(&t), &fixture_mkdir).is_err());
+    }
+
+    /// Issue 45, case 4: a cgroup of the next name someone else made (empty itself, with a
+    /// child cgroup) is never used nor changed: the next name is.
+    #[test]
+    fn an_existing_cgroup_of_the_name_is_never_used() {
+        let t = v2_fixture();
+        let theirs = t.path().join("fs/cgroup/dbperf-pg-1");
+        std::fs::create_dir_all(theirs.join("child")).unwrap();
+        std::fs::write(theirs.join("memory.max"), "max\n").unwrap();
+        std::fs::write(theirs.join("cgroup.procs"), "").unwrap();
+        std::fs::write(theirs.join("child/cgroup.procs"), "4242\n").unwrap();
+        let cap = fixture_cap(&t, "pg-1").unwrap();
+        assert!(cap.dir.ends_with("dbperf-pg-1-2"), "{:?}", cap.dir);
+        assert_eq!(read(theirs.join("memory.max")), "max\n");
+        assert_eq!(read(theirs.join("child/cgroup.procs")), "4242\n");
+        // The next one takes the name after.
+        let next = fixture_cap(&t, "pg-1").unwrap();
+        assert!(next.dir.ends_with("dbperf-pg-1-3"), "{:?}", next.dir);
+    }
+
+    /// A link at the name is not followed (mkdirat fails on it): the next name is used, and
+    /// what the link points at is not written.
+    #[test]
+    fn a_link_at_the_name_is_passed_over_never_followed() {
+        let t = v2_fixture();
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("memory.max"), "max\n").unwrap();
+        let link = t.path().join("fs/cgroup/dbperf-pg-1");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let cap = fixture_cap(&t, "pg-1").unwrap();
+        assert!(cap.dir.ends_with("dbperf-pg-1-2"), "{:?}", cap.dir);
+        assert_eq!(read(elsewhere.join("memory.max")), "max\n");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        // A link planted between the look and the making is passed over the same way.
+        let late = t.path().join("fs/cgroup/dbperf-pg-2");
+        let plant = |d: &Dir, n: &str| {
+            if n == "dbperf-pg-2" {
+                std::os::unix::fs::symlink(&elsewhere, &late)?;
+            }
+            fixture_mkdir(d, n)
+        };
+        let c = Controller::find(t.path()).unwrap();
+        let cap = Cap::create_with(&c, "pg-2", 1 << 30, &records(&t), &plant).unwrap();
+        assert!(cap.dir.ends_with("dbperf-pg-2-2"), "{:?}", cap.dir);
+        assert_eq!(read(elsewhere.join("memory.max")), "max\n");
     }
 
     #[test]
-    fn only_a_recorded_cgroup_of_dbperf_under_the_controller_is_removed() {
+    fn every_name_taken_is_one_sentence_and_no_record() {
         let t = v2_fixture();
-        let root = t.path().join("fs/cgroup");
-        let elsewhere = t.path().join("elsewhere");
-        for d in [
-            root.join("dbperf-pg-1"),
-            root.join("system"),
-            elsewhere.clone(),
-        ] {
-            std::fs::create_dir_all(&d).unwrap();
+        for n in crate::server::cgroup_records::names("pg-1") {
+            std::fs::create_dir(t.path().join("fs/cgroup").join(n)).unwrap();
         }
-        let recorded = |p: PathBuf| remove_recorded(t.path(), p.to_str().unwrap());
-        assert!(!recorded(root.join("system")));
-        assert!(!recorded(elsewhere.clone()));
-        assert!(!recorded(root.join("dbperf-pg-1/../system")));
-        assert!(root.join("system").is_dir() && elsewhere.is_dir());
-        assert!(recorded(root.join("dbperf-pg-1")));
-        assert!(!root.join("dbperf-pg-1").exists());
+        let e = fixture_cap(&t, "pg-1").unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
+        let s = e.to_string();
+        assert!(
+            s.contains("dbperf-pg-1 to dbperf-pg-1-8") && s.contains("takes over no cgroup"),
+            "{s}"
+        );
+        assert!(records(&t).list().is_empty());
+    }
+
+    /// The record is on disk before the cgroup is made, so a dbperf killed between the two
+    /// leaves nothing unrecorded; a making that fails takes its record back.
+    #[test]
+    fn the_record_is_written_before_the_cgroup_is_made() {
+        let t = v2_fixture();
+        let seen = std::cell::RefCell::new(Vec::new());
+        let failing = |d: &Dir, n: &str| {
+            let listed = records(&t).list();
+            let found = listed.iter().any(|(_, r)| {
+                r.as_ref().is_ok_and(|r| {
+                    r.path == d.path().join(n).display().to_string() && r.made.is_none()
+                })
+            });
+            seen.borrow_mut().push((found, d.has(n)));
+            Err(io::Error::other("no room for a cgroup"))
+        };
+        let c = Controller::find(t.path()).unwrap();
+        let e = Cap::create_with(&c, "pg-1", 1 << 30, &records(&t), &failing).unwrap_err();
+        assert!(e.to_string().contains("no room for a cgroup"), "{e:#}");
+        assert_eq!(*seen.borrow(), [(true, false)], "recorded, not yet made");
+        assert!(records(&t).list().is_empty(), "taken back");
     }
 
     #[test]
     fn oom_kills_are_read_from_either_version() {
         let t = tempfile::tempdir().unwrap();
-        let cap = Cap {
-            dir: t.path().to_path_buf(),
-            bytes: 1,
-        };
-        assert_eq!(cap.oom_kills(), 0);
+        assert_eq!(oom_kills_in(t.path()), 0);
         std::fs::write(
             t.path().join("memory.oom_control"),
             "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
         )
         .unwrap();
-        assert_eq!(cap.oom_kills(), 2);
+        assert_eq!(oom_kills_in(t.path()), 2);
         std::fs::write(
             t.path().join("memory.events"),
             "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n",
         )
         .unwrap();
-        assert_eq!(cap.oom_kills(), 1);
-    }
-
-    #[test]
-    fn the_sweep_leaves_a_cgroup_just_made() {
-        let t = v2_fixture();
-        let c = Controller::find(t.path()).unwrap();
-        std::fs::create_dir(t.path().join("fs/cgroup/dbperf-new")).unwrap();
-        assert_eq!(sweep(&c), 0);
-        assert!(t.path().join("fs/cgroup/dbperf-new").is_dir());
+        assert_eq!(oom_kills_in(t.path()), 1);
     }
 
     #[test]
     fn no_controller_is_bad_input() {
         let t = tempfile::tempdir().unwrap();
         assert_eq!(Controller::find(t.path()), None);
-        let e = check(t.path()).unwrap_err();
-        assert!(crate::error::is_bad_input(&e), "{e}");
+        let e = check(t.path(), &records(&t)).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e:#}");
         // v1 when only it has memory.
         let v1 = t.path().join("fs/cgroup/memory");
         std::fs::create_dir_all(&v1).unwrap();

@@ -4,6 +4,9 @@
 
 mod access;
 pub mod cgroup;
+mod cgroup_held;
+pub mod cgroup_records;
+mod cgroup_sweep;
 pub mod configs;
 pub mod flavor;
 pub mod identity;
@@ -97,11 +100,12 @@ pub struct Plan {
     pub memory: Option<MemoryCap>,
 }
 
-/// A server's memory cap and the controller that enforces it.
+/// A server's memory cap, the controller that enforces it, and where its cgroups are recorded.
 #[derive(Debug, Clone)]
 pub struct MemoryCap {
     pub bytes: u64,
     pub controller: cgroup::Controller,
+    pub records: cgroup_records::Records,
 }
 
 /// A server dbperf started. Stopped on drop, whatever happened in between.
@@ -128,24 +132,6 @@ pub struct Running {
     pub client_files: ClientFiles,
     /// Its cgroup under a memory cap, removed once it has stopped.
     cap: Option<cgroup::Cap>,
-}
-
-/// A server's cgroup name: its target and port (unique among the servers running), as a plain
-/// name.
-fn cap_name(target: &str, port: u16) -> String {
-    let t: String = target
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    // A cgroup's name is at most 255 bytes: a long target name is cut (the port tells apart).
-    let t: String = t.trim_start_matches('.').chars().take(200).collect();
-    format!("{t}-{port}")
 }
 
 /// Database the benchmarks use, as in the original (`ib`). The superuser of an instance is its
@@ -191,6 +177,11 @@ impl Running {
                 cap.bytes >> 20
             )
         })
+    }
+
+    /// Under a memory cap: the cap as the kernel holds it now (read at the end of each step).
+    pub fn memory_cap_held(&self) -> Option<crate::results::StepMemoryCap> {
+        self.cap.as_ref().map(|c| c.held(self.pid))
     }
 
     /// Whether the server still runs. The process is not reaped here (`try_wait` would): its
@@ -406,10 +397,15 @@ impl Plan {
             }
         }
         let memory = match t.memory {
-            Some(bytes) => Some(MemoryCap {
-                bytes,
-                controller: cgroup::check(Path::new("/sys"))?,
-            }),
+            Some(bytes) => {
+                let records = registry::cgroup_records()?;
+                let controller = cgroup::check(Path::new("/sys"), &records)?;
+                Some(MemoryCap {
+                    bytes,
+                    controller,
+                    records,
+                })
+            }
             None => None,
         };
         // Under a cap a config is sized for the cap, not for the host.
@@ -523,8 +519,13 @@ impl Plan {
         // Made before the server starts, which joins it before its first instruction.
         let cap = match &self.memory {
             Some(m) => Some(
-                cgroup::Cap::create(&m.controller, &cap_name(&self.target, port), m.bytes)
-                    .map_err(forget_rundir)?,
+                cgroup::Cap::create(
+                    &m.controller,
+                    &cgroup_records::base(&self.target, port),
+                    m.bytes,
+                    &m.records,
+                )
+                .map_err(forget_rundir)?,
             ),
             None => None,
         };

@@ -13,6 +13,7 @@
 //! `/var/lib/dbperf/servers`. The directory is mode 0700 and its files 0600; one another user
 //! owns or can write to, or reached through such directories or a link of another user's, is
 //! refused (src/safe_fs.rs), and entries are read without following links, 64 KiB at most.
+//! Its `cgroups/` holds the records of memory caps' cgroups (cgroup_records.rs).
 
 use crate::engines::Engine;
 use std::fs;
@@ -23,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::cgroup_records::Records;
+use super::cgroup_sweep::{self, Ignored};
 use super::identity::Identity;
 use crate::safe_fs::{self, Also};
 
@@ -49,7 +52,8 @@ pub struct Entry {
     /// Handed over to the user by `dbperf server start`: left running on purpose, never a
     /// leftover, stopped by `dbperf server stop` only.
     pub may_outlive: bool,
-    /// The cgroup of its memory cap (`--server-memory`), removed once it has stopped. Absent in
+    /// The cgroup of its memory cap (`--server-memory`), for a person to find: what removes a
+    /// cgroup is its own record (`cgroups/`, cgroup_records.rs), never this field. Absent in
     /// older entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
@@ -150,24 +154,50 @@ pub fn forget(path: &Path) {
     let _ = fs::remove_file(path);
 }
 
-/// Removes the entry of the server `server`, wherever its file is named, and the cgroup of its
-/// memory cap (it has stopped).
+/// Removes the entry of the server `server`, wherever its file is named (it has stopped), and
+/// the recorded cgroups whose dbperf and server are gone, its memory cap's among them.
 pub fn forget_server(server: &Identity) {
     let Ok(dir) = dir() else { return };
     for (path, entry) in entries(&dir) {
-        if let Some(e) = entry.ok().filter(|e| e.server.same_start(server)) {
-            uncap(&e);
+        if entry.ok().is_some_and(|e| e.server.same_start(server)) {
             forget(&path);
         }
     }
     forget(&path_of(&dir, server));
+    sweep_cgroups(&dir);
 }
 
-/// Removes the cgroup of a stopped or gone server's memory cap (`--server-memory`).
-fn uncap(entry: &Entry) {
-    if let Some(c) = &entry.cgroup {
-        crate::server::cgroup::remove_recorded(Path::new("/sys"), c);
-    }
+/// The records of the cgroups dbperf makes for memory caps (cgroup_records.rs): the registry's
+/// `cgroups/`, private like it. Each is written before its cgroup is made.
+pub fn cgroup_records() -> anyhow::Result<Records> {
+    let dir = dir()?;
+    private(&dir)?;
+    Records::open(&dir.join(CGROUPS)).map_err(|e| refused(&dir.join(CGROUPS), e))
+}
+
+/// The registry's directory of cgroup records.
+const CGROUPS: &str = "cgroups";
+
+/// The cgroup sweep (cgroup_sweep.rs) over this registry's records, what it did not act on as
+/// sweep warnings.
+fn sweep_cgroups(dir: &Path) -> Vec<Swept> {
+    let records = match Records::existing(&dir.join(CGROUPS)) {
+        None => return Vec::new(),
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            return vec![Swept::Damaged {
+                path: dir.join(CGROUPS),
+                why: format!("{e:#}"),
+            }]
+        }
+    };
+    cgroup_sweep::sweep(&records, Path::new("/sys"))
+        .into_iter()
+        .map(|i| match i {
+            Ignored::Damaged { path, why } => Swept::Damaged { path, why },
+            Ignored::NotOwn { path, why } => Swept::NotOwn { path, why },
+        })
+        .collect()
 }
 
 /// The most of an entry file dbperf reads (it writes about 1 KiB).
@@ -319,21 +349,14 @@ fn leftover_signal(engine: &str) -> i32 {
 /// whose dbperf is gone and whose process is still the one recorded, are stopped; entries whose
 /// process is gone are removed. A server whose dbperf still runs, or one handed over by
 /// `dbperf server start`, is left alone; no pid is signalled on its number alone, and nothing
-/// but registry entries is deleted.
+/// but registry entries and the cgroups of the registry's cgroup records (cgroup_sweep.rs) is
+/// deleted.
 pub fn sweep() -> Vec<Swept> {
-    let done = match dir() {
-        Ok(d) if d.is_dir() => sweep_in(&d),
+    match dir() {
+        // The cgroups after the servers: a leftover stopped leaves its cgroup empty.
+        Ok(d) if d.is_dir() => [sweep_in(&d), sweep_cgroups(&d)].concat(),
         _ => Vec::new(),
-    };
-    // Caps whose server no entry names any more (a SIGKILL between making the cgroup and
-    // recording the server): only root makes them, and only empty ones go.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        if let Some(c) = crate::server::cgroup::Controller::find(Path::new("/sys")) {
-            crate::server::cgroup::sweep(&c);
-        }
     }
-    done
 }
 
 pub fn sweep_in(dir: &Path) -> Vec<Swept> {
@@ -361,7 +384,6 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
                 Identity::of(entry.server.pid).is_some_and(|n| n.same_start(&entry.server));
             // The same process with another command line is not gone: leave its record.
             if !retitled {
-                uncap(&entry);
                 forget(&path);
             }
             continue;
@@ -375,7 +397,6 @@ pub fn sweep_in(dir: &Path) -> Vec<Swept> {
             Duration::from_secs(30),
         );
         if how != Stop::StillRunning {
-            uncap(&entry);
             forget(&path);
         }
         done.push(Swept::Stopped {

@@ -344,7 +344,22 @@ impl Loop<'_> {
                 e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
             }
         }
+        self.read_back_cap(&mut sf, on);
         sf
+    }
+
+    /// Under a memory cap, the cap as the kernel held it at the end of the step: a step whose
+    /// server was not held to it says so among its warnings, on stderr and in the report.
+    fn read_back_cap(&mut self, sf: &mut StepFile, on: &OnSteps) {
+        let Some(cap) = on.running.and_then(Running::memory_cap_held) else {
+            return;
+        };
+        if let Some(w) = cap.warning() {
+            let note = Note::Warning(format!("step {}: {w}", sf.step));
+            self.events.note(on.target, &note);
+            sf.warnings.push(w);
+        }
+        sf.memory_cap = Some(cap);
     }
 }
 

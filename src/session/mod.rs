@@ -211,7 +211,8 @@ pub fn check_memory_caps(targets: &[crate::spec::target::Target]) -> anyhow::Res
             ram_kb >> 10
         ));
     }
-    crate::server::cgroup::check(Path::new("/sys"))?;
+    let records = crate::server::registry::cgroup_records()?;
+    crate::server::cgroup::check(Path::new("/sys"), &records)?;
     Ok(())
 }
 
