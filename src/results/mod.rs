@@ -9,6 +9,7 @@ pub mod hardware;
 pub mod ibench;
 pub mod metric;
 pub mod payload;
+pub mod pgbench;
 pub mod profile;
 pub mod series;
 pub mod slurm;
