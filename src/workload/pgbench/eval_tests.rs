@@ -147,3 +147,27 @@ fn permute_is_a_permutation() {
         assert_eq!(seen, (0..size).collect::<Vec<_>>(), "size {size}");
     }
 }
+
+/// Values pgbench 15 itself computed: `pgbench -n -t 1 -D default_seed=7 -f` a script of
+/// `\set`s whose SELECT the server logged (log_statement = all).
+#[test]
+fn hashes_and_permute_give_pgbenchs_own_values() {
+    let seed = [("default_seed", Var::Value(Value::Int(7)))];
+    for (src, want) in [
+        ("hash(12345)", 4937366046783373201i64),
+        ("hash_fnv1a(12345, 5432)", -3356549155111684876),
+        ("hash_murmur2(-7, 0)", -2376560325806870531),
+        ("permute(0, 100, 5432)", 68),
+        ("permute(1, 100, 5432)", 50),
+        ("permute(99, 100, 5432)", 26),
+        ("permute(12345, 1000000, 42)", 100143),
+        ("hash_fnv1a(0, 0)", -6284781860667377211),
+        ("permute(3, 7, -1)", 2),
+        ("hash(1, 2)", -3827666828038376880),
+    ] {
+        assert_eq!(eval_with(src, &seed), Ok(Value::Int(want)), "{src}");
+    }
+    // And the doubles as pgbench wrote them into that SELECT.
+    assert_eq!(eval("1.0 / 3").unwrap().text(), "0.333333333333333");
+    assert_eq!(eval("1e20 + 0").unwrap().text(), "1e+20");
+}
