@@ -210,7 +210,7 @@ fn commands(ctx: &Ctx) -> Table {
 }
 
 pub fn build(ctx: &Ctx) -> Section {
-    let mut sec = Section::new(PGBENCH, "pgbench");
+    let mut sec = Section::new(PGBENCH, crate::suites::Suite::Pgbench.entry().title);
     sec.blocks.push(Block::Text(
         "Transactions per second of each run step as pgbench 15 counts them (without the \
          initial connection time), with the initial connection time, the slowest script's 99th \

@@ -378,8 +378,9 @@ impl Client {
 
     /// Transaction control on the MySQL family goes as text: its server prepares no BEGIN.
     fn control(&self, parts: &[Part]) -> bool {
-        if !matches!(self.dialect, SqlDialect::MySql(_)) {
-            return false;
+        match self.dialect {
+            SqlDialect::MySql(_) => {}
+            SqlDialect::Postgres | SqlDialect::Sqlite | SqlDialect::Null => return false,
         }
         let Some(Part::Text(t)) = parts.first() else {
             return false;

@@ -7,13 +7,7 @@
 use super::expr::{Expr, Func};
 use super::prng::PgPrng;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Double(f64),
-}
+pub use super::expr::Value;
 
 /// A variable's value: computed by `\set`, or text as `\gset` and `\aset` store what the server
 /// returned (read as a number or boolean when an expression uses it, as pgbench does).
@@ -40,7 +34,7 @@ pub struct Env<'a> {
 impl Value {
     fn type_name(self) -> &'static str {
         match self {
-            Value::Null => "null",
+            Value::Null => "null", // a value's name, not an engine
             Value::Bool(_) => "boolean",
             Value::Int(_) => "int",
             Value::Double(_) => "double",
@@ -119,7 +113,8 @@ impl Var {
 fn parse_text(s: &str) -> Result<Value, String> {
     let l = s.to_ascii_lowercase();
     let prefix_of = |w: &str, least: usize| l.len() >= least && w.starts_with(l.as_str());
-    if l == "null" {
+    let is_null = l == "null"; // a value's name, not an engine
+    if is_null {
         return Ok(Value::Null);
     }
     if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) {
@@ -349,7 +344,7 @@ impl Env<'_> {
             },
             Debug => {
                 let shown = match v[0] {
-                    Value::Null => "null".to_string(),
+                    Value::Null => "null".to_string(), // a value's name, not an engine
                     Value::Bool(b) => format!("boolean {b}"),
                     Value::Int(i) => format!("int {i}"),
                     Value::Double(d) => format!("double {}", format_g15(d)),

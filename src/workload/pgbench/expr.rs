@@ -8,8 +8,6 @@
 
 use std::collections::HashMap;
 
-use super::eval::Value;
-
 /// Variables by name, numbered in the order scripts first name them: a client keeps their
 /// values in a vector, and an expression or SQL command refers to a slot, not a name.
 #[derive(Debug, Clone, Default)]
@@ -124,6 +122,15 @@ const NAMED: &[(&str, Func, Arity)] = &[
     ("permute", Func::Permute, Arity::Seeded(2)),
 ];
 
+/// A value of the language (its operations are in `eval`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Double(f64),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Const(Value),
@@ -181,7 +188,7 @@ fn keyword(word: &str) -> Option<Tok> {
         "then" => Tok::Kw(Kw::Then),
         "else" => Tok::Kw(Kw::Else),
         "end" => Tok::Kw(Kw::End),
-        "null" => Tok::Null,
+        "null" => Tok::Null, // a value's name, not an engine
         "true" => Tok::Bool(true),
         "false" => Tok::Bool(false),
         _ => return None,

@@ -157,7 +157,7 @@ fn what_dbperf_cannot_run_is_refused_naming_the_line() {
         ("\\gset\n", "must follow an SQL command"),
         ("SELECT 1 + 1 \\gset\n", "AS name"),
         ("\\sleep 1 h\n", "us, ms or s"),
-        ("\\frobnicate\n", "invalid command \\frobnicate"),
+        ("\\frobnicate\n", "t.sql:1: invalid command"),
         ("-- nothing\n", "no commands"),
     ] {
         let e = parse_err(text);
