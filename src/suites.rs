@@ -19,6 +19,8 @@ pub enum Suite {
     Sysbench,
     /// TPC-C, the order-entry workload (docs/tpcc.md).
     Tpcc,
+    /// pgbench's built-in scripts and script files (docs/pgbench.md).
+    Pgbench,
 }
 
 #[derive(Debug)]
@@ -121,6 +123,30 @@ pub const REGISTRY: &[Entry] = &[
             },
         },
     },
+    Entry {
+        suite: Suite::Pgbench,
+        name: "pgbench",
+        product: "pgbench",
+        title: "pgbench",
+        a_flag: "a pgbench flag",
+        help: "pgbench's init and built-in scripts or script files, at each number of clients \
+               (docs/pgbench.md)",
+        counterparts: &[
+            ("--clients", "--client"),
+            ("--threads", "--client"),
+            ("--connections", "--client"),
+            ("--steps", "--init-only and --no-init"),
+            ("--skip-load", "--no-init"),
+        ],
+        sweep: Sweep {
+            flag: "--client",
+            noun: "client",
+            nouns: "clients",
+            levels: Levels::Steps {
+                suffix: "_clients=",
+            },
+        },
+    },
 ];
 
 impl Suite {
@@ -197,7 +223,7 @@ impl fmt::Display for Suite {
 mod tests {
     use super::*;
 
-    const ALL: [Suite; 3] = [Suite::Ibench, Suite::Sysbench, Suite::Tpcc];
+    const ALL: [Suite; 4] = [Suite::Ibench, Suite::Sysbench, Suite::Tpcc, Suite::Pgbench];
 
     #[test]
     fn every_suite_has_its_entry_at_its_index_and_its_name_reads_back() {
@@ -207,7 +233,7 @@ mod tests {
             assert_eq!(Suite::parse(s.name()), Some(s));
         }
         assert_eq!(Suite::parse("tpc-c"), None);
-        assert_eq!(Suite::names(", "), "ibench, sysbench, tpcc");
+        assert_eq!(Suite::names(", "), "ibench, sysbench, tpcc, pgbench");
     }
 
     #[test]

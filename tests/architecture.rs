@@ -915,6 +915,7 @@ const REPORT_LAYERS: &[(&str, &[&str])] = &[
             "ibench",
             "sysbench",
             "tpcc",
+            "pgbench",
             "details",
             "profiles",
             "repeats",

@@ -22,6 +22,7 @@ mod memory_cap;
 mod mysql_client;
 mod orphans;
 mod pg_client;
+mod pgbench;
 mod profiles;
 mod readme;
 mod report;

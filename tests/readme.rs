@@ -156,6 +156,16 @@ const LINES: &[(&str, Check, Needs)] = &[
         Needs::Servers,
     ),
     (
+        "dbperf run --suite pgbench --preset smoke",
+        Check::Full,
+        Needs::Nothing,
+    ),
+    (
+        "dbperf run --suite pgbench --target postgres --client 1,2,4",
+        Check::Interrupt(15),
+        Needs::Servers,
+    ),
+    (
         "dbperf report old/ new/",
         Check::Skip("needs result directories old/ and new/"),
         Needs::Nothing,

@@ -30,6 +30,7 @@ mod given;
 mod history;
 mod host;
 mod ibench;
+mod pgbench;
 mod profile;
 mod render;
 mod report;

@@ -243,7 +243,7 @@ pub fn step_line(s: &StepFile) -> String {
             }
             l
         }
-        Some(Payload::Ibench(_) | Payload::Tpcc(_)) | None => format!(
+        Some(Payload::Ibench(_) | Payload::Tpcc(_) | Payload::Pgbench(_)) | None => format!(
             "{:>7} {:>7.1} s  {} {}",
             s.step,
             s.duration_s,

@@ -104,7 +104,7 @@ pub struct RunArgs {
     pub ibench: super::ibench::IbenchArgs,
 
     /// Seed for all generated data and query parameters; same seed, same data.
-    #[arg(long, group = WORKLOAD)]
+    #[arg(long, alias = "random-seed", group = WORKLOAD)]
     pub seed: Option<u64>,
 
     /// Root of the result directory [default: results/<time>-ibench-<preset>].
@@ -284,6 +284,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub tpcc: super::tpcc::TpccArgs,
+
+    #[command(flatten)]
+    pub pgbench: super::pgbench::PgbenchArgs,
 
     /// The options the command line gave (set by `cli::parse`).
     #[arg(skip)]

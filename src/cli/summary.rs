@@ -18,7 +18,7 @@ pub struct TargetSteps<'a> {
 fn sla_of(p: &Payload) -> Option<&Sla> {
     match p {
         Payload::Ibench(i) => i.sla.as_ref(),
-        Payload::Sysbench(_) | Payload::Tpcc(_) => None,
+        Payload::Sysbench(_) | Payload::Tpcc(_) | Payload::Pgbench(_) => None,
     }
 }
 

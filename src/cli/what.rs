@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::given::WORKLOAD;
 use super::run_args::RunArgs;
 use crate::error::bad_input;
-use crate::session::{self, IbenchSuite, SysbenchSuite, TpccSuite};
+use crate::session::{self, IbenchSuite, PgbenchSuite, SysbenchSuite, TpccSuite};
 use crate::spec::{self, presets};
 use crate::suites::Suite;
 
@@ -105,6 +105,9 @@ pub(super) fn suite_of(a: &RunArgs) -> anyhow::Result<Vec<Arc<dyn session::Suite
         }
         Suite::Tpcc => vec![Arc::new(TpccSuite {
             params: a.tpcc.params(&a.preset, a.seed)?,
+        })],
+        Suite::Pgbench => vec![Arc::new(PgbenchSuite {
+            params: a.pgbench.params(&a.preset, a.seed)?,
         })],
     })
 }

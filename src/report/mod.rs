@@ -25,6 +25,7 @@ mod latency;
 mod markdown;
 pub mod model;
 pub mod number;
+mod pgbench;
 mod profiles;
 mod repeats;
 mod residency;
@@ -170,6 +171,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 Suite::Ibench => ibench::build(&ctx),
                 Suite::Sysbench => sysbench::build(&ctx),
                 Suite::Tpcc => tpcc::build(&ctx),
+                Suite::Pgbench => pgbench::build(&ctx),
             };
             if combos.len() > 1 {
                 at_axes(&mut sec, axes);

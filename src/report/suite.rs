@@ -19,6 +19,16 @@ pub fn headline_kind(s: &StepView) -> Option<&'static str> {
         Suite::Ibench => None,
         Suite::Sysbench => Some("event"),
         Suite::Tpcc => Some("new_order"),
+        // Its transactions are per script (script1, ...): one script's are the headline's; the
+        // sum of several is no one series (the verdict then rests on the rounds).
+        Suite::Pgbench => match &s.payload {
+            Some(Payload::Pgbench(p)) => p
+                .run
+                .as_ref()
+                .filter(|r| r.scripts.len() == 1)
+                .map(|_| crate::results::pgbench::FIRST_KIND),
+            _ => None,
+        },
     }
 }
 
@@ -41,7 +51,9 @@ pub fn merge_rounds(rep: &StepView, ok: &[&StepView]) -> Option<Payload> {
             });
             Some(Payload::Ibench(part))
         }
-        other @ (Payload::Sysbench(_) | Payload::Tpcc(_)) => Some(other.clone()),
+        other @ (Payload::Sysbench(_) | Payload::Tpcc(_) | Payload::Pgbench(_)) => {
+            Some(other.clone())
+        }
     }
 }
 
@@ -51,7 +63,9 @@ pub fn merge_rounds(rep: &StepView, ok: &[&StepView]) -> Option<Payload> {
 pub fn loading_step(suite: crate::suites::Suite) -> Option<&'static str> {
     match suite {
         crate::suites::Suite::Ibench => Some("l.i0"),
-        crate::suites::Suite::Sysbench | crate::suites::Suite::Tpcc => None,
+        crate::suites::Suite::Sysbench
+        | crate::suites::Suite::Tpcc
+        | crate::suites::Suite::Pgbench => None,
     }
 }
 
@@ -59,6 +73,6 @@ pub fn loading_step(suite: crate::suites::Suite) -> Option<&'static str> {
 pub fn loaded_rows(s: &StepView) -> Option<f64> {
     match s.payload.as_ref()? {
         Payload::Ibench(p) => Some(p.planned_rows as f64),
-        Payload::Sysbench(_) | Payload::Tpcc(_) => None,
+        Payload::Sysbench(_) | Payload::Tpcc(_) | Payload::Pgbench(_) => None,
     }
 }

@@ -10,6 +10,7 @@ pub mod ibench;
 pub mod memory_cap;
 pub mod metric;
 pub mod payload;
+pub mod pgbench;
 pub mod profile;
 pub mod series;
 pub mod slurm;

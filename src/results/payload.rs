@@ -17,6 +17,7 @@ pub enum Payload {
     Ibench(super::ibench::IbenchStep),
     Sysbench(super::sysbench::SysbenchStep),
     Tpcc(super::tpcc::TpccStep),
+    Pgbench(super::pgbench::PgbenchStep),
 }
 
 impl Payload {
@@ -26,6 +27,7 @@ impl Payload {
             Payload::Ibench(_) => Suite::Ibench,
             Payload::Sysbench(_) => Suite::Sysbench,
             Payload::Tpcc(_) => Suite::Tpcc,
+            Payload::Pgbench(_) => Suite::Pgbench,
         }
     }
 }

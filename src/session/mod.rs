@@ -13,6 +13,7 @@ mod ledger;
 mod lock;
 mod mark;
 mod measure;
+mod pgbench;
 pub mod plan;
 mod recover;
 pub mod sbatch;
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 pub use events::{CellBegins, Display, Events, Note, PlanView, PlannedCell, Quiet, Tick};
 pub use ibench::IbenchSuite;
+pub use pgbench::PgbenchSuite;
 pub use suite::Suite;
 pub use sysbench::SysbenchSuite;
 pub use tpcc::TpccSuite;

@@ -1,7 +1,7 @@
 //! Every suite's presets as `dbperf run --list-presets` shows them.
 
 use super::presets::Listing;
-use super::{ibench, sysbench, tpcc};
+use super::{ibench, pgbench, sysbench, tpcc};
 use crate::suites::Suite;
 
 /// A suite's presets as `dbperf run --list-presets` shows them, for a run capped at `cap`.
@@ -10,5 +10,6 @@ pub fn of(suite: Suite, cap: Option<u64>) -> Listing {
         Suite::Ibench => ibench::listing(cap),
         Suite::Sysbench => sysbench::listing(cap),
         Suite::Tpcc => tpcc::listing(),
+        Suite::Pgbench => pgbench::listing(),
     }
 }

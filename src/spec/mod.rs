@@ -8,6 +8,7 @@ pub mod campaign;
 pub mod config_file;
 pub mod ibench;
 pub mod listing;
+pub mod pgbench;
 pub mod presets;
 pub mod sysbench;
 pub mod target;

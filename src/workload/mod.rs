@@ -3,5 +3,6 @@
 
 pub mod common;
 pub mod ibench;
+pub mod pgbench;
 pub mod sysbench;
 pub mod tpcc;

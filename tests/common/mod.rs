@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use dbperf::results::pgbench::PgbenchStep;
 use dbperf::results::{self, RunFile, StepFile};
 use dbperf::results::{tpcc::TpccStep, IbenchStep, Payload, Sla, SysbenchStep};
 
@@ -12,6 +13,7 @@ pub trait Parts {
     fn ibench(&self) -> Option<&IbenchStep>;
     fn sysbench(&self) -> Option<&SysbenchStep>;
     fn tpcc(&self) -> Option<&TpccStep>;
+    fn pgbench(&self) -> Option<&PgbenchStep>;
     /// The SLA of an Insert Benchmark qr/qp step.
     fn sla(&self) -> Option<&Sla> {
         self.ibench().and_then(|p| p.sla.as_ref())
@@ -34,6 +36,12 @@ impl Parts for StepFile {
     fn tpcc(&self) -> Option<&TpccStep> {
         match &self.payload {
             Some(Payload::Tpcc(p)) => Some(p),
+            _ => None,
+        }
+    }
+    fn pgbench(&self) -> Option<&PgbenchStep> {
+        match &self.payload {
+            Some(Payload::Pgbench(p)) => Some(p),
             _ => None,
         }
     }
