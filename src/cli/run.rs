@@ -128,7 +128,7 @@ fn listed(args: &RunArgs) -> anyhow::Result<bool> {
             super::sysbench::print_list(&p);
             Ok(true)
         }
-        Suite::Ibench | Suite::Sysbench | Suite::Tpcc => Ok(false),
+        Suite::Ibench | Suite::Sysbench | Suite::Tpcc | Suite::Pgbench => Ok(false),
     }
 }
 
