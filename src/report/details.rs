@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
 use super::target::TargetResult;
 use crate::engines::Family;
+use crate::json::Flatten;
 
 /// Keys that say which machine it was; a difference means "different hosts".
 const IDENTITY: &[&str] = &["hostname", "cpu_model", "cpus_online", "cores", "memory_kb"];
@@ -25,38 +26,17 @@ const VOLATILE: &[&str] = &[
     "note",
 ];
 
-fn flatten(v: &Value, path: String, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if VOLATILE.contains(&k.as_str()) {
-                    continue;
-                }
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                flatten(x, p, out);
-            }
-        }
-        Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_object()) => {
-            for (i, x) in a.iter().enumerate() {
-                // Named elements (cpufreq policies, block devices) are matched by name.
-                let id = ["name", "mount_point", "device"]
-                    .iter()
-                    .find_map(|k| x.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-                    .unwrap_or_else(|| i.to_string());
-                flatten(x, format!("{path}[{id}]"), out);
-            }
-        }
-        Value::String(s) => {
-            out.insert(path, s.clone());
-        }
-        other => {
-            out.insert(path, other.to_string());
-        }
-    }
+/// How a host fingerprint or a run's parameters are compared: the volatile keys left out,
+/// named elements (cpufreq policies, block devices) matched by name.
+const FLAT: Flatten = Flatten {
+    skip: VOLATILE,
+    element_names: Some(&["name", "mount_point", "device"]),
+};
+
+fn flatten(v: &Value) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    crate::json::flatten(v, &FLAT, String::new(), &mut m);
+    m
 }
 
 /// "key: a (t1, t2) vs b (t3)" for every key whose values differ between targets.
@@ -124,11 +104,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
     let hosts: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
         .zip(&names)
-        .map(|(t, n)| {
-            let mut m = BTreeMap::new();
-            flatten(&t.run.host, String::new(), &mut m);
-            (n.as_str(), m)
-        })
+        .map(|(t, n)| (n.as_str(), flatten(&t.run.host)))
         .collect();
     let ident = differences(&hosts, |k| IDENTITY.contains(&k));
     if !ident.is_empty() {
@@ -152,11 +128,7 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             .iter()
             .zip(&names)
             .filter(|(t, _)| t.run.suite == suite)
-            .map(|(t, n)| {
-                let mut m = BTreeMap::new();
-                flatten(&t.run.parameters, String::new(), &mut m);
-                (n.as_str(), m)
-            })
+            .map(|(t, n)| (n.as_str(), flatten(&t.run.parameters)))
             .collect();
         let d = differences(&params, |k| {
             !k.starts_with("steps") && k != "preset" && !swept.iter().any(|s| *s == k)
@@ -255,9 +227,8 @@ fn host_line(h: &Value) -> String {
 }
 
 fn host_more(h: &Value) -> String {
-    let mut m = BTreeMap::new();
-    flatten(h, String::new(), &mut m);
-    m.into_iter()
+    flatten(h)
+        .into_iter()
         .filter(|(k, _)| !k.ends_with("_available"))
         .map(|(k, v)| format!("{k} = {v}"))
         .collect::<Vec<_>>()
