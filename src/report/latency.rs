@@ -74,11 +74,17 @@ fn p_cell(p: f64, len: usize, t: &[Vec<f64>], b: &[Vec<f64>]) -> Cell {
     ))
 }
 
+/// An operation type's name in the plural: `query` and TPC-C's `delivery` end in -ies,
+/// `order_status` in -es.
 fn plural(op: &str) -> String {
-    match op {
-        "query" => "queries".into(),
-        "index" => "index builds".into(),
-        o => format!("{o}s"),
+    let consonant_y = op
+        .strip_suffix('y')
+        .filter(|stem| stem.ends_with(|c: char| !"aeiou".contains(c)));
+    match (op, consonant_y) {
+        ("index", _) => "index builds".into(),
+        (_, Some(stem)) => format!("{stem}ies"),
+        (o, None) if o.ends_with('s') => format!("{o}es"),
+        (o, None) => format!("{o}s"),
     }
 }
 
@@ -291,6 +297,22 @@ mod tests {
     use crate::report::rules::Thresholds;
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
+
+    #[test]
+    fn operation_types_read_in_the_plural() {
+        for (op, many) in [
+            ("insert", "inserts"),
+            ("query", "queries"),
+            ("index", "index builds"),
+            ("event", "events"),
+            ("delivery", "deliveries"),
+            ("order_status", "order_statuses"),
+            ("new_order", "new_orders"),
+            ("key", "keys"),
+        ] {
+            assert_eq!(plural(op), many);
+        }
+    }
 
     /// `rounds` rounds of `n` per-second p99s around `level`.
     fn seconds(level: f64, n: usize, seed: u64, rounds: u64) -> Vec<Vec<f64>> {
