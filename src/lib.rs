@@ -11,6 +11,7 @@ pub mod error;
 pub mod fetch;
 pub mod history;
 pub mod host;
+pub(crate) mod json;
 pub mod metrics;
 pub mod profile;
 pub mod report;

@@ -22,6 +22,65 @@ fn sla_of(p: &Payload) -> Option<&Sla> {
     }
 }
 
+/// The SLA column of a step: met or missed and by how much, n/a when it was not judged.
+fn sla_text(s: &StepFile) -> String {
+    match s.payload.as_ref().and_then(sla_of) {
+        Some(x) if x.met == Some(true) => format!("met ({:.0}%)", x.ratio * 100.0),
+        Some(x) if x.met == Some(false) => {
+            format!(
+                "MISSED ({:.0}% of {})",
+                x.ratio * 100.0,
+                fmt_num(x.target_rows_per_s)
+            )
+        }
+        Some(_) => format!("n/a ({})", s.status),
+        None => "-".into(),
+    }
+}
+
+/// A step's rows: one per operation type (one with dashes when it has none); the target
+/// (with several), the step and its headline and SLA on the first only.
+fn step_rows(target: Option<&str>, s: &StepFile) -> Vec<Vec<String>> {
+    let sla = sla_text(s);
+    let ops: Vec<_> = if s.ops.is_empty() {
+        vec![None]
+    } else {
+        s.ops.iter().map(Some).collect()
+    };
+    let mut rows = Vec::new();
+    for (i, op) in ops.into_iter().enumerate() {
+        let first = i == 0;
+        let mut row: Vec<String> = vec![];
+        if let Some(t) = target {
+            row.push(if first { t.to_string() } else { String::new() });
+        }
+        if first {
+            row.extend([
+                s.step.clone(),
+                s.status.to_string(),
+                fmt_num(s.headline.value),
+                s.headline.unit.clone(),
+            ]);
+        } else {
+            row.extend([String::new(), String::new(), String::new(), String::new()]);
+        }
+        match op {
+            Some((name, o)) => row.extend([
+                name.clone(),
+                fmt_int(o.count),
+                fmt_ms(o.latency_us.p50),
+                fmt_ms(o.latency_us.p99),
+                fmt_ms(o.latency_us.max),
+                o.errors.to_string(),
+            ]),
+            None => row.extend(["-", "-", "-", "-", "-", "-"].map(String::from)),
+        }
+        row.push(if first { sla.clone() } else { String::new() });
+        rows.push(row);
+    }
+    rows
+}
+
 pub fn table(targets: &[TargetSteps]) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
@@ -37,57 +96,8 @@ pub fn table(targets: &[TargetSteps]) -> String {
     t.set_header(header);
     for ts in targets {
         for s in ts.steps {
-            let sla = match s.payload.as_ref().and_then(sla_of) {
-                Some(x) if x.met == Some(true) => format!("met ({:.0}%)", x.ratio * 100.0),
-                Some(x) if x.met == Some(false) => {
-                    format!(
-                        "MISSED ({:.0}% of {})",
-                        x.ratio * 100.0,
-                        fmt_num(x.target_rows_per_s)
-                    )
-                }
-                Some(_) => format!("n/a ({})", s.status),
-                None => "-".into(),
-            };
-            let mut first = true;
-            let ops: Vec<_> = if s.ops.is_empty() {
-                vec![None]
-            } else {
-                s.ops.iter().map(Some).collect()
-            };
-            for op in ops {
-                let mut row: Vec<String> = vec![];
-                if multi {
-                    row.push(if first {
-                        ts.target.to_string()
-                    } else {
-                        String::new()
-                    });
-                }
-                if first {
-                    row.extend([
-                        s.step.clone(),
-                        s.status.to_string(),
-                        fmt_num(s.headline.value),
-                        s.headline.unit.clone(),
-                    ]);
-                } else {
-                    row.extend([String::new(), String::new(), String::new(), String::new()]);
-                }
-                match op {
-                    Some((name, o)) => row.extend([
-                        name.clone(),
-                        fmt_int(o.count),
-                        fmt_ms(o.latency_us.p50),
-                        fmt_ms(o.latency_us.p99),
-                        fmt_ms(o.latency_us.max),
-                        o.errors.to_string(),
-                    ]),
-                    None => row.extend(["-", "-", "-", "-", "-", "-"].map(String::from)),
-                }
-                row.push(if first { sla.clone() } else { String::new() });
+            for row in step_rows(multi.then_some(ts.target), s) {
                 t.add_row(row);
-                first = false;
             }
         }
     }

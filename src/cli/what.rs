@@ -136,29 +136,81 @@ pub(super) struct What {
     pub(super) campaign: Option<String>,
 }
 
+/// What a run is from its own flags (no campaign).
+fn from_flags(a: &RunArgs) -> anyhow::Result<What> {
+    let suites = suite_of(a)?;
+    Ok(What {
+        // The directory adds the preset: `<date>-ibench-quick`.
+        name: suites[0].suite().name().to_string(),
+        suites,
+        vary: a.vary.clone(),
+        server_memory: a.server_memory,
+        hosts: session::host_axes::combinations(
+            a.read_ahead_kb.as_ref().map_or(&[][..], |k| &k.0),
+            a.io_scheduler.as_ref().map_or(&[][..], |s| &s.0),
+        ),
+        target_specs: if a.targets.is_empty() {
+            vec![crate::engines::Engine::DEFAULT.name().to_string()]
+        } else {
+            a.targets.clone()
+        },
+        rounds: a.repeats.unwrap_or(1),
+        pause_between: a.pause_between,
+        base: a.base.clone(),
+        campaign: None,
+    })
+}
+
+/// Campaign `name`'s suite `s`: its arguments in dbperf.toml parsed as `dbperf run` parses
+/// flags, so they are checked alike, with the campaign's preset (or the one given) and cap.
+fn campaign_suite(
+    a: &RunArgs,
+    name: &str,
+    c: &spec::campaign::Campaign,
+    s: Suite,
+) -> anyhow::Result<Vec<Arc<dyn session::Suite>>> {
+    // --preset given when the run started (its journal's command line, on --resume) overrides
+    // the campaign's.
+    let preset_given = a.given.has("preset");
+    let mut argv = vec![
+        "dbperf".to_string(),
+        "run".into(),
+        "--suite".into(),
+        s.name().to_string(),
+    ];
+    if let Some(p) = c.preset.as_ref().filter(|_| !preset_given) {
+        argv.extend(["--preset".to_string(), p.clone()]);
+    } else if preset_given {
+        argv.extend(["--preset".to_string(), a.preset.clone()]);
+    }
+    argv.extend(c.args.get(&s).cloned().unwrap_or_default());
+    // A preset sized from the cap is sized from the campaign's.
+    if let Some(cap) = c.server_memory {
+        argv.extend(["--server-memory".to_string(), cap.to_string()]);
+    }
+    let parsed = match super::parse(&argv) {
+        Ok(super::Cli {
+            command: super::Command::Run(r),
+        }) => r,
+        Ok(_) => unreachable!("the arguments name the run command"),
+        Err(e) => {
+            let first = e.to_string();
+            let first = first
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ");
+            return bad_input(format!("campaign {name}, {s}: {first}"));
+        }
+    };
+    refuse_other_suites_keys(name, s, &parsed)?;
+    refuse_run_keys(name, s, &parsed)?;
+    suite_of(&parsed)
+}
+
 pub(super) fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow::Result<What> {
     let Some(name) = &a.campaign else {
-        let suites = suite_of(a)?;
-        return Ok(What {
-            // The directory adds the preset: `<date>-ibench-quick`.
-            name: suites[0].suite().name().to_string(),
-            suites,
-            vary: a.vary.clone(),
-            server_memory: a.server_memory,
-            hosts: session::host_axes::combinations(
-                a.read_ahead_kb.as_ref().map_or(&[][..], |k| &k.0),
-                a.io_scheduler.as_ref().map_or(&[][..], |s| &s.0),
-            ),
-            target_specs: if a.targets.is_empty() {
-                vec![crate::engines::Engine::DEFAULT.name().to_string()]
-            } else {
-                a.targets.clone()
-            },
-            rounds: a.repeats.unwrap_or(1),
-            pause_between: a.pause_between,
-            base: a.base.clone(),
-            campaign: None,
-        });
+        return from_flags(a);
     };
     if let Some(flag) = workload_flag(a) {
         return bad_input(format!(
@@ -166,45 +218,9 @@ pub(super) fn what(a: &RunArgs, file: &spec::config_file::ConfigFile) -> anyhow:
         ));
     }
     let c = file.campaign(name)?;
-    // --preset given when the run started (its journal's command line, on --resume) overrides
-    // the campaign's.
-    let preset_given = a.given.has("preset");
     let mut suites = Vec::new();
     for &s in &c.suites {
-        let mut argv = vec![
-            "dbperf".to_string(),
-            "run".into(),
-            "--suite".into(),
-            s.name().to_string(),
-        ];
-        if let Some(p) = c.preset.as_ref().filter(|_| !preset_given) {
-            argv.extend(["--preset".to_string(), p.clone()]);
-        } else if preset_given {
-            argv.extend(["--preset".to_string(), a.preset.clone()]);
-        }
-        argv.extend(c.args.get(&s).cloned().unwrap_or_default());
-        // A preset sized from the cap is sized from the campaign's.
-        if let Some(cap) = c.server_memory {
-            argv.extend(["--server-memory".to_string(), cap.to_string()]);
-        }
-        let parsed = match super::parse(&argv) {
-            Ok(super::Cli {
-                command: super::Command::Run(r),
-            }) => r,
-            Ok(_) => unreachable!("the arguments name the run command"),
-            Err(e) => {
-                let first = e.to_string();
-                let first = first
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .trim_start_matches("error: ");
-                return bad_input(format!("campaign {name}, {s}: {first}"));
-            }
-        };
-        refuse_other_suites_keys(name, s, &parsed)?;
-        refuse_run_keys(name, s, &parsed)?;
-        suites.extend(suite_of(&parsed)?);
+        suites.extend(campaign_suite(a, name, &c, s)?);
     }
     Ok(What {
         name: name.clone(),

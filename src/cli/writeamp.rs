@@ -114,58 +114,37 @@ fn read_bounded(p: &Path, max: u64, what: &'static str) -> anyhow::Result<String
     )
 }
 
-pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
-    if let Some(start) = a.start.as_deref() {
-        return status_texts(&a, start);
-    }
-    let p = a
-        .path
-        .as_deref()
-        .expect("clap requires PATH without --start");
-    if p.is_dir() {
-        let run = crate::results::read_run(p).map_err(|e| {
-            crate::error::BadInput(format!(
-                "{} is not a dbperf result directory: {e:#}",
-                p.display()
-            ))
-        })?;
-        let mut any = false;
-        for s in &run.steps_planned {
-            if !crate::results::present(&p.join("steps").join(format!("{s}.json"))) {
-                continue;
-            }
-            let step = crate::results::read_step(p, s)?;
-            if let Some(c) = &step.dbms {
-                any = true;
-                print(&format!("{} {s}", run.target.name), &c.write_amplification);
-            }
-        }
-        if !any {
-            return bad_input(format!(
-                "{} has no step with DBMS counters (results from before dbperf recorded them)",
-                p.display()
-            ));
-        }
-        return Ok(super::EXIT_OK);
-    }
-    let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file")?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+/// Every step of a result directory that recorded DBMS counters.
+fn result_dir(p: &Path) -> anyhow::Result<i32> {
+    let run = crate::results::read_run(p).map_err(|e| {
         crate::error::BadInput(format!(
-            "{} is not JSON: {}",
-            p.display(),
-            crate::untrusted::json_error(&e)
+            "{} is not a dbperf result directory: {e:#}",
+            p.display()
         ))
     })?;
-    if v.get("step").is_some() && v.get("schema").is_some() {
-        return step_file(p);
+    let mut any = false;
+    for s in &run.steps_planned {
+        if !crate::results::present(&p.join("steps").join(format!("{s}.json"))) {
+            continue;
+        }
+        let step = crate::results::read_step(p, s)?;
+        if let Some(c) = &step.dbms {
+            any = true;
+            print(&format!("{} {s}", run.target.name), &c.write_amplification);
+        }
     }
-    let c: CounterFile = serde_json::from_value(v).map_err(|e| {
-        crate::error::BadInput(format!(
-            "{} is neither a step file nor counters {{\"engine\", \"delta\" or \"start\"+\"end\"}}: {}",
-            p.display(),
-            crate::untrusted::json_error(&e)
-        ))
-    })?;
+    if !any {
+        return bad_input(format!(
+            "{} has no step with DBMS counters (results from before dbperf recorded them)",
+            p.display()
+        ));
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// Counters given by hand (`c`, read from `p`): their deltas, given or from start and end,
+/// keys in lower case, and the page size given or among the end's counters.
+fn counter_file(p: &Path, c: CounterFile) -> anyhow::Result<i32> {
     let page_size = c.innodb_page_size.or_else(|| {
         c.end.as_ref().and_then(|e| {
             e.iter()
@@ -198,6 +177,38 @@ pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
         &analyse(c.engine, &delta, c.device_write_bytes, page_size),
     );
     Ok(super::EXIT_OK)
+}
+
+pub fn run(a: WriteampArgs) -> anyhow::Result<i32> {
+    if let Some(start) = a.start.as_deref() {
+        return status_texts(&a, start);
+    }
+    let p = a
+        .path
+        .as_deref()
+        .expect("clap requires PATH without --start");
+    if p.is_dir() {
+        return result_dir(p);
+    }
+    let text = read_bounded(p, COUNTERS_JSON_MAX, "a step file or a counters file")?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        crate::error::BadInput(format!(
+            "{} is not JSON: {}",
+            p.display(),
+            crate::untrusted::json_error(&e)
+        ))
+    })?;
+    if v.get("step").is_some() && v.get("schema").is_some() {
+        return step_file(p);
+    }
+    let c: CounterFile = serde_json::from_value(v).map_err(|e| {
+        crate::error::BadInput(format!(
+            "{} is neither a step file nor counters {{\"engine\", \"delta\" or \"start\"+\"end\"}}: {}",
+            p.display(),
+            crate::untrusted::json_error(&e)
+        ))
+    })?;
+    counter_file(p, c)
 }
 
 fn step_file(p: &Path) -> anyhow::Result<i32> {

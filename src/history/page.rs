@@ -99,7 +99,12 @@ pub fn write(dir: &Path, page: &Page) -> anyhow::Result<Vec<PathBuf>> {
 
 type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
 
-pub fn render(page: &Page) -> String {
+/// A series as the page shows it: its anchor id and its changes.
+type Shown<'a> = (String, &'a Series, Vec<&'a Change>);
+
+/// Every series with its changes and id: those with changes first, each group in the
+/// history's order; ids follow that order.
+fn ordered<'a>(page: &Page<'a>) -> Vec<Shown<'a>> {
     let mut by_series: HashMap<Key, Vec<&Change>> = HashMap::new();
     for c in page.changes {
         by_series
@@ -118,18 +123,19 @@ pub fn render(page: &Page) -> String {
             .cloned()
             .unwrap_or_default()
     };
-    // Series with changes first, each group in the history's order; ids follow that order.
     let (changed, steady): (Vec<&Series>, Vec<&Series>) =
         page.series.iter().partition(|s| !of(s).is_empty());
-    let ordered: Vec<(String, &Series, Vec<&Change>)> = changed
+    changed
         .iter()
         .chain(steady.iter())
         .enumerate()
         .map(|(i, s)| (format!("s{}", i + 1), *s, of(s)))
-        .collect();
+        .collect()
+}
 
+/// The page's head, its title and what it was made from and how.
+fn head(o: &mut String, page: &Page) {
     let title = "History of results";
-    let mut o = String::with_capacity(64 * 1024 + page.series.len() * 8 * 1024);
     let _ = write!(
         o,
         r#"<!DOCTYPE html>
@@ -149,24 +155,21 @@ pub fn render(page: &Page) -> String {
         esc(&filters(page.filter)),
         esc(&method(page.opts, page.min_change))
     );
-    o.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
-    if page.series.is_empty() {
-        o.push_str(
-            "<p>No series in the history passes the filters, so there is nothing to chart. \
-             <code>dbperf history add DIR</code> imports results; check the filters' spelling \
-             against <code>dbperf history changes</code>.</p></section>\n",
-        );
-        o.push_str("</body></html>\n");
-        return o;
-    }
+}
+
+/// The summary's lists: each series with changes and what they were, then links to the
+/// series without one.
+fn summary(o: &mut String, page: &Page, ordered: &[Shown]) {
+    let changed = ordered.iter().filter(|x| !x.2.is_empty()).count();
+    let steady = ordered.len() - changed;
     let _ = write!(
         o,
         "<p>{} change(s) in {} of {} series.</p>",
         page.changes.len(),
-        changed.len(),
+        changed,
         page.series.len()
     );
-    if !changed.is_empty() {
+    if changed > 0 {
         o.push_str("<ul>");
         for (id, s, cs) in ordered.iter().filter(|x| !x.2.is_empty()) {
             let what: Vec<String> = cs.iter().map(|c| short(c)).collect();
@@ -179,11 +182,11 @@ pub fn render(page: &Page) -> String {
         }
         o.push_str("</ul>");
     }
-    if !steady.is_empty() {
+    if steady > 0 {
         let _ = write!(
             o,
             r#"<p>Without a change ({}):</p><nav class="toc">"#,
-            steady.len()
+            steady
         );
         for (id, s, _) in ordered.iter().filter(|x| x.2.is_empty()) {
             // The space lets a long list wrap between links.
@@ -191,6 +194,23 @@ pub fn render(page: &Page) -> String {
         }
         o.push_str("</nav>");
     }
+}
+
+pub fn render(page: &Page) -> String {
+    let ordered = ordered(page);
+    let mut o = String::with_capacity(64 * 1024 + page.series.len() * 8 * 1024);
+    head(&mut o, page);
+    o.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
+    if page.series.is_empty() {
+        o.push_str(
+            "<p>No series in the history passes the filters, so there is nothing to chart. \
+             <code>dbperf history add DIR</code> imports results; check the filters' spelling \
+             against <code>dbperf history changes</code>.</p></section>\n",
+        );
+        o.push_str("</body></html>\n");
+        return o;
+    }
+    summary(&mut o, page, &ordered);
     o.push_str("</section>\n<section id=\"series\"><h2>Series</h2>\n");
     for (id, s, cs) in &ordered {
         series_section(&mut o, id, s, cs);

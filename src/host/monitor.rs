@@ -605,52 +605,20 @@ const VOLATILE: &[&str] = &[
     "steal_pct_since_boot",
 ];
 
-fn flatten(v: &serde_json::Value, path: String, out: &mut BTreeMap<String, String>) {
-    use serde_json::Value;
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if VOLATILE.contains(&k.as_str()) {
-                    continue;
-                }
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                flatten(x, p, out);
-            }
-        }
-        Value::Array(a) if a.iter().all(|x| x.is_object()) && !a.is_empty() => {
-            for (i, x) in a.iter().enumerate() {
-                // Objects are named by their own key, so a policy going offline does not shift
-                // every later one.
-                let id = ["name", "path", "device"]
-                    .iter()
-                    .find_map(|k| x.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-                    .unwrap_or_else(|| i.to_string());
-                flatten(x, format!("{path}[{id}]"), out);
-            }
-        }
-        Value::Null => {
-            out.insert(path, "null".into()); // JSON's null, not an engine's name
-        }
-        Value::String(s) => {
-            out.insert(path, s.clone());
-        }
-        other => {
-            out.insert(path, other.to_string());
-        }
-    }
-}
+/// Objects in a list are named by their own key, so a policy going offline does not shift
+/// every later one.
+const FLAT: crate::json::Flatten = crate::json::Flatten {
+    skip: VOLATILE,
+    element_names: Some(&["name", "path", "device"]),
+};
 
 /// Settings that differ between two fingerprints: "cpufreq.policies[policy0].governor
 /// performance -> powersave".
 pub fn diff(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
     let (mut x, mut y) = (BTreeMap::new(), BTreeMap::new());
     if let (Ok(va), Ok(vb)) = (serde_json::to_value(a), serde_json::to_value(b)) {
-        flatten(&va, String::new(), &mut x);
-        flatten(&vb, String::new(), &mut y);
+        crate::json::flatten(&va, &FLAT, String::new(), &mut x);
+        crate::json::flatten(&vb, &FLAT, String::new(), &mut y);
     }
     let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
     keys.sort();

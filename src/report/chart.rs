@@ -159,48 +159,54 @@ fn svg_open(out: &mut String, w: f64, h: f64, title: &str) {
     );
 }
 
-pub fn line_svg(c: &LineChart) -> String {
-    let mut out = String::with_capacity(4096);
-    svg_open(&mut out, W, H, &c.title);
-    let _ = write!(
-        out,
-        r#"<text x="{ML}" y="16" class="ct">{}</text>"#,
-        esc(&c.title)
-    );
-    let xmax = c
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.0))
-        .filter(|x| x.is_finite())
-        .fold(0.0f64, f64::max)
-        .clamp(1.0, AXIS_LIMIT);
-    let ys = c
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .filter(|v| v.is_finite() && (!c.log_y || *v > 0.0))
-        .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
-        .map(|v| if c.log_y { v.max(1.0 / AXIS_LIMIT) } else { v });
-    let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    // No value to scale on (a step whose operations never completed): an empty axis, from 0
-    // to 1, or one decade when logarithmic (a log axis from 0 has no first tick: the ticks'
-    // loop would never end).
-    let (ymin, ymax) = match (ymin.is_finite(), c.log_y) {
-        (true, _) => (ymin, ymax),
-        (false, false) => (0.0, 1.0),
-        (false, true) => (1.0, 10.0),
-    };
-    let ymax = match &c.reference {
-        Some((r, _)) if !c.log_y => ymax.max(*r),
-        _ => ymax,
-    };
-    let pw = W - ML - MR;
-    let ph = H - MT - MB;
-    let sx = |x: f64| ML + x / xmax * pw;
-    // Linear from 0, or logarithmic over whole decades.
-    let (lo, hi, y_ticks): (f64, f64, Vec<f64>) = if c.log_y {
+/// The y axis of a line chart: its range and ticks, linear from 0 or logarithmic over whole
+/// decades.
+struct YAxis {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    log: bool,
+}
+
+impl YAxis {
+    fn of(c: &LineChart) -> YAxis {
+        let ys = c
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .filter(|v| v.is_finite() && (!c.log_y || *v > 0.0))
+            .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
+            .map(|v| if c.log_y { v.max(1.0 / AXIS_LIMIT) } else { v });
+        let (ymin, ymax) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+        // No value to scale on (a step whose operations never completed): an empty axis, from 0
+        // to 1, or one decade when logarithmic (a log axis from 0 has no first tick: the ticks'
+        // loop would never end).
+        let (ymin, ymax) = match (ymin.is_finite(), c.log_y) {
+            (true, _) => (ymin, ymax),
+            (false, false) => (0.0, 1.0),
+            (false, true) => (1.0, 10.0),
+        };
+        let ymax = match &c.reference {
+            Some((r, _)) if !c.log_y => ymax.max(*r),
+            _ => ymax,
+        };
+        if c.log_y {
+            YAxis::decades(ymin, ymax)
+        } else {
+            let step = nice_step(ymax * 1.05, 5.0);
+            let hi = (ymax * 1.05 / step).ceil().max(1.0) * step;
+            YAxis {
+                lo: 0.0,
+                hi,
+                ticks: ticks(0.0, hi, step),
+                log: false,
+            }
+        }
+    }
+
+    fn decades(ymin: f64, ymax: f64) -> YAxis {
         let lo = 10f64.powf(ymin.log10().floor());
         let mut hi = 10f64.powf(ymax.log10().ceil());
         if hi <= lo {
@@ -213,29 +219,50 @@ pub fn line_svg(c: &LineChart) -> String {
             .into_iter()
             .map(|e| 10f64.powf(e.round()))
             .collect();
-        (lo, hi, t)
-    } else {
-        let step = nice_step(ymax * 1.05, 5.0);
-        let hi = (ymax * 1.05 / step).ceil().max(1.0) * step;
-        (0.0, hi, ticks(0.0, hi, step))
-    };
-    let sy = |y: f64| {
-        let f = if c.log_y {
-            (y.log10() - lo.log10()) / (hi.log10() - lo.log10())
+        YAxis {
+            lo,
+            hi,
+            ticks: t,
+            log: true,
+        }
+    }
+
+    /// The pixel row of `y`.
+    fn px(&self, y: f64) -> f64 {
+        let f = if self.log {
+            (y.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
         } else {
-            (y - lo) / (hi - lo)
+            (y - self.lo) / (self.hi - self.lo)
         };
-        MT + ph * (1.0 - f)
-    };
-    // Grid and axes.
-    for t in &y_ticks {
-        let y = sy(*t);
+        MT + (H - MT - MB) * (1.0 - f)
+    }
+}
+
+/// The largest x of any line's points, at least 1.
+fn x_max(c: &LineChart) -> f64 {
+    c.lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, f64::max)
+        .clamp(1.0, AXIS_LIMIT)
+}
+
+/// The pixel column of `x` on an axis up to `xmax`.
+fn x_px(x: f64, xmax: f64) -> f64 {
+    ML + x / xmax * (W - ML - MR)
+}
+
+/// The grid lines and ticks of both axes, the axes and their labels.
+fn line_axes(out: &mut String, c: &LineChart, y: &YAxis, xmax: f64) {
+    for t in &y.ticks {
+        let py = y.px(*t);
         let _ = write!(
             out,
-            r#"<line x1="{ML}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="yt">{}</text>"#,
+            r#"<line x1="{ML}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="yt">{}</text>"#,
             W - MR,
             ML - 6.0,
-            y + 4.0,
+            py + 4.0,
             number::axis(*t)
         );
     }
@@ -244,7 +271,7 @@ pub fn line_svg(c: &LineChart) -> String {
         XAxis::Runs | XAxis::Levels(_) => nice_step(xmax, 6.0).max(1.0),
     };
     for x in ticks(0.0, xmax + 1e-9, xstep) {
-        let px = sx(x);
+        let px = x_px(x, xmax);
         let _ = write!(
             out,
             r#"<line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{:.1}" class="tick"/><text x="{px:.1}" y="{:.1}" class="xt">{}</text>"#,
@@ -262,6 +289,7 @@ pub fn line_svg(c: &LineChart) -> String {
         H - MB,
         H - MB
     );
+    let (pw, ph) = (W - ML - MR, H - MT - MB);
     let _ = write!(
         out,
         r#"<text x="{:.1}" y="{:.1}" class="xl">{}</text><text x="14" y="{:.1}" class="yl" transform="rotate(-90 14 {:.1})">{}</text>"#,
@@ -272,60 +300,53 @@ pub fn line_svg(c: &LineChart) -> String {
         MT + ph / 2.0,
         esc(&c.y_label)
     );
-    if let Some((r, label)) = &c.reference {
-        if *r > lo && *r <= hi {
-            let y = sy(*r);
-            let _ = write!(
-                out,
-                r#"<line x1="{ML}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="ref"><title>{}</title></line>"#,
-                W - MR,
-                esc(label)
-            );
-        }
-    }
-    for l in &c.lines {
-        let t = &c.targets[l.target];
-        let mut d = String::with_capacity(l.points.len() * 14);
-        let mut pen_down = false;
-        for (x, y) in &l.points {
-            if !y.is_finite() || (c.log_y && *y <= 0.0) {
-                pen_down = false;
-                continue;
-            }
-            // "l0 0" after a move: an isolated second still shows, as a round cap.
-            let _ = write!(
-                d,
-                "{}{:.1} {:.1}{}",
-                if pen_down { "L" } else { "M" },
-                sx(*x),
-                sy(y.clamp(lo, hi)),
-                if pen_down { "" } else { "l0 0" }
-            );
-            pen_down = true;
-        }
-        if d.is_empty() {
+}
+
+/// One target's line as a path, broken where a value is missing; None when nothing draws.
+fn line_path(c: &LineChart, l: &Line, y: &YAxis, xmax: f64) -> Option<String> {
+    let t = &c.targets[l.target];
+    let mut d = String::with_capacity(l.points.len() * 14);
+    let mut pen_down = false;
+    for (px, py) in &l.points {
+        if !py.is_finite() || (c.log_y && *py <= 0.0) {
+            pen_down = false;
             continue;
         }
-        // A single point draws nothing as a path: give it a dot.
-        let dot = l.points.iter().filter(|p| p.1.is_finite()).count() == 1;
-        let dash = if t.dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{}""#, t.dash)
-        };
+        // "l0 0" after a move: an isolated second still shows, as a round cap.
         let _ = write!(
-            out,
-            r#"<path d="{d}" class="ln{}" stroke="{}"{dash} data-t="{}"><title>{}</title></path>"#,
-            if dot { " dot" } else { "" },
-            t.colour,
-            l.target,
-            esc(&t.name)
+            d,
+            "{}{:.1} {:.1}{}",
+            if pen_down { "L" } else { "M" },
+            x_px(*px, xmax),
+            y.px(py.clamp(y.lo, y.hi)),
+            if pen_down { "" } else { "l0 0" }
         );
+        pen_down = true;
     }
-    // Over the lines, so the hover title is reachable: a thin visible line and a wide
-    // transparent one to point at.
+    if d.is_empty() {
+        return None;
+    }
+    // A single point draws nothing as a path: give it a dot.
+    let dot = l.points.iter().filter(|p| p.1.is_finite()).count() == 1;
+    let dash = if t.dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{}""#, t.dash)
+    };
+    Some(format!(
+        r#"<path d="{d}" class="ln{}" stroke="{}"{dash} data-t="{}"><title>{}</title></path>"#,
+        if dot { " dot" } else { "" },
+        t.colour,
+        l.target,
+        esc(&t.name)
+    ))
+}
+
+/// Over the lines, so the hover title is reachable: a thin visible line and a wide
+/// transparent one to point at.
+fn line_markers(out: &mut String, c: &LineChart, xmax: f64) {
     for m in c.markers.iter().filter(|m| m.x >= 0.0 && m.x <= xmax) {
-        let x = sx(m.x);
+        let x = x_px(m.x, xmax);
         let _ = write!(
             out,
             r#"<g class="mark" data-x="{}"><title>{}</title><line x1="{x:.1}" x2="{x:.1}" y1="{MT}" y2="{:.1}" class="mk"/><line x1="{x:.1}" x2="{x:.1}" y1="{MT}" y2="{:.1}" class="mkh"/></g>"#,
@@ -335,6 +356,36 @@ pub fn line_svg(c: &LineChart) -> String {
             H - MB
         );
     }
+}
+
+pub fn line_svg(c: &LineChart) -> String {
+    let mut out = String::with_capacity(4096);
+    svg_open(&mut out, W, H, &c.title);
+    let _ = write!(
+        out,
+        r#"<text x="{ML}" y="16" class="ct">{}</text>"#,
+        esc(&c.title)
+    );
+    let xmax = x_max(c);
+    let y = YAxis::of(c);
+    line_axes(&mut out, c, &y, xmax);
+    if let Some((r, label)) = &c.reference {
+        if *r > y.lo && *r <= y.hi {
+            let py = y.px(*r);
+            let _ = write!(
+                out,
+                r#"<line x1="{ML}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}" class="ref"><title>{}</title></line>"#,
+                W - MR,
+                esc(label)
+            );
+        }
+    }
+    for l in &c.lines {
+        if let Some(path) = line_path(c, l, &y, xmax) {
+            out.push_str(&path);
+        }
+    }
+    line_markers(&mut out, c, xmax);
     out.push_str("</svg>");
     out
 }
@@ -355,31 +406,72 @@ pub struct BarChart<'a> {
 const CHAR_W: f64 = 7.3;
 const BAR_H: f64 = 12.0;
 
-pub fn bar_svg(c: &BarChart) -> String {
-    let label_w = c
-        .categories
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(1) as f64
-        * CHAR_W
-        + 14.0;
-    let legend_w = c
-        .series
-        .iter()
-        .map(|(t, _)| c.targets[*t].name.chars().count())
-        .max()
-        .unwrap_or(1) as f64
-        * CHAR_W
-        + 40.0;
-    let plot_w = 440.0;
-    let right = 46.0;
-    let w = (label_w + plot_w + right).max(legend_w + 20.0);
-    let legend_h = c.series.len() as f64 * 16.0 + 6.0;
-    let top = 26.0 + legend_h;
-    let group_h = c.series.len().max(1) as f64 * BAR_H + 10.0;
-    let plot_h = c.categories.len() as f64 * group_h;
-    let h = top + plot_h + 40.0;
+/// Where a bar chart's parts go: sizes from the longest label and the number of bars, and the
+/// value axis from the values.
+struct BarLayout {
+    label_w: f64,
+    plot_w: f64,
+    w: f64,
+    h: f64,
+    top: f64,
+    group_h: f64,
+    plot_h: f64,
+    lo: f64,
+    hi: f64,
+    step: f64,
+}
+
+impl BarLayout {
+    fn of(c: &BarChart) -> BarLayout {
+        let label_w = c
+            .categories
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(1) as f64
+            * CHAR_W
+            + 14.0;
+        let legend_w = c
+            .series
+            .iter()
+            .map(|(t, _)| c.targets[*t].name.chars().count())
+            .max()
+            .unwrap_or(1) as f64
+            * CHAR_W
+            + 40.0;
+        let plot_w = 440.0;
+        let right = 46.0;
+        let w = (label_w + plot_w + right).max(legend_w + 20.0);
+        let legend_h = c.series.len() as f64 * 16.0 + 6.0;
+        let top = 26.0 + legend_h;
+        let group_h = c.series.len().max(1) as f64 * BAR_H + 10.0;
+        let plot_h = c.categories.len() as f64 * group_h;
+        let h = top + plot_h + 40.0;
+        let (lo, hi, step) = bar_range(c);
+        BarLayout {
+            label_w,
+            plot_w,
+            w,
+            h,
+            top,
+            group_h,
+            plot_h,
+            lo,
+            hi,
+            step,
+        }
+    }
+
+    /// The pixel column of value `v`.
+    fn x(&self, v: f64) -> f64 {
+        self.label_w + (v - self.lo) / (self.hi - self.lo) * self.plot_w
+    }
+}
+
+/// The value axis's ends and step. It starts just below the smallest value, not at zero:
+/// differences of a few percent stay visible (the original's charts and the blog posts do the
+/// same).
+fn bar_range(c: &BarChart) -> (f64, f64, f64) {
     let vals = c
         .series
         .iter()
@@ -388,23 +480,17 @@ pub fn bar_svg(c: &BarChart) -> String {
     let (mut lo, mut hi) = vals
         .map(|v| v.clamp(-AXIS_LIMIT, AXIS_LIMIT))
         .fold((c.reference, c.reference), |(a, b), v| (a.min(v), b.max(v)));
-    // The axis starts just below the smallest value, not at zero: differences of a few percent
-    // stay visible (the original's charts and the blog posts do the same).
     let step = nice_step(hi - lo, 5.0).max(0.01);
     lo = ((lo - step * 0.5) / step).floor() * step;
     hi = ((hi + step * 0.5) / step).ceil() * step;
     if lo < 0.0 {
         lo = 0.0;
     }
-    let sx = |v: f64| label_w + (v - lo) / (hi - lo) * plot_w;
+    (lo, hi, step)
+}
 
-    let mut out = String::with_capacity(8192);
-    svg_open(&mut out, w, h, &c.title);
-    let _ = write!(
-        out,
-        r#"<text x="4" y="16" class="ct">{}</text>"#,
-        esc(&c.title)
-    );
+/// A colour square and the name of each target, above the plot.
+fn bar_legend(out: &mut String, c: &BarChart) {
     for (i, (ti, _)) in c.series.iter().enumerate() {
         let t = &c.targets[*ti];
         let y = 26.0 + i as f64 * 16.0;
@@ -416,8 +502,13 @@ pub fn bar_svg(c: &BarChart) -> String {
             esc(&t.name)
         );
     }
-    for v in ticks(lo, hi + 1e-9, step) {
-        let x = sx(v);
+}
+
+/// The value axis: grid lines, ticks and its label.
+fn bar_axis(out: &mut String, c: &BarChart, l: &BarLayout) {
+    let (top, plot_h) = (l.top, l.plot_h);
+    for v in ticks(l.lo, l.hi + 1e-9, l.step) {
+        let x = l.x(v);
         let _ = write!(
             out,
             r#"<line x1="{x:.1}" x2="{x:.1}" y1="{top:.1}" y2="{:.1}" class="grid"/><text x="{x:.1}" y="{:.1}" class="xt">{}</text>"#,
@@ -429,55 +520,75 @@ pub fn bar_svg(c: &BarChart) -> String {
     let _ = write!(
         out,
         r#"<text x="{:.1}" y="{:.1}" class="xl">{}</text>"#,
-        label_w + plot_w / 2.0,
-        h - 8.0,
+        l.label_w + l.plot_w / 2.0,
+        l.h - 8.0,
         esc(&c.x_label)
     );
-    for (ci, cat) in c.categories.iter().enumerate() {
-        let gy = top + ci as f64 * group_h;
-        let _ = write!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" class="bl">{}</text>"#,
-            label_w - 8.0,
-            gy + group_h / 2.0 + 3.0,
-            esc(cat)
-        );
-        for (si, (ti, vals)) in c.series.iter().enumerate() {
-            let t = &c.targets[*ti];
-            let y = gy + 5.0 + si as f64 * BAR_H;
-            match vals.get(ci).copied().flatten().filter(|v| v.is_finite()) {
-                Some(v) => {
-                    let x1 = sx(v.clamp(lo, hi));
-                    let _ = write!(
-                        out,
-                        r#"<g data-t="{ti}"><rect x="{label_w:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {} = {v:.2}</title></rect><text x="{:.1}" y="{:.1}" class="bv">{v:.2}</text></g>"#,
-                        (x1 - label_w).max(0.5),
-                        BAR_H - 2.0,
-                        t.colour,
-                        esc(&t.name),
-                        esc(cat),
-                        x1 + 3.0,
-                        y + BAR_H - 3.0
-                    );
-                }
-                None => {
-                    let _ = write!(
-                        out,
-                        r#"<g data-t="{ti}"><text x="{:.1}" y="{:.1}" class="bv">no result ({})</text></g>"#,
-                        label_w + 3.0,
-                        y + BAR_H - 3.0,
-                        esc(&t.name)
-                    );
-                }
+}
+
+/// Category `ci`'s label and one bar per target, or the words "no result".
+fn bar_group(out: &mut String, c: &BarChart, l: &BarLayout, ci: usize, cat: &str) {
+    let label_w = l.label_w;
+    let gy = l.top + ci as f64 * l.group_h;
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" class="bl">{}</text>"#,
+        label_w - 8.0,
+        gy + l.group_h / 2.0 + 3.0,
+        esc(cat)
+    );
+    for (si, (ti, vals)) in c.series.iter().enumerate() {
+        let t = &c.targets[*ti];
+        let y = gy + 5.0 + si as f64 * BAR_H;
+        match vals.get(ci).copied().flatten().filter(|v| v.is_finite()) {
+            Some(v) => {
+                let x1 = l.x(v.clamp(l.lo, l.hi));
+                let _ = write!(
+                    out,
+                    r#"<g data-t="{ti}"><rect x="{label_w:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {} = {v:.2}</title></rect><text x="{:.1}" y="{:.1}" class="bv">{v:.2}</text></g>"#,
+                    (x1 - label_w).max(0.5),
+                    BAR_H - 2.0,
+                    t.colour,
+                    esc(&t.name),
+                    esc(cat),
+                    x1 + 3.0,
+                    y + BAR_H - 3.0
+                );
+            }
+            None => {
+                let _ = write!(
+                    out,
+                    r#"<g data-t="{ti}"><text x="{:.1}" y="{:.1}" class="bv">no result ({})</text></g>"#,
+                    label_w + 3.0,
+                    y + BAR_H - 3.0,
+                    esc(&t.name)
+                );
             }
         }
     }
-    let rx = sx(c.reference);
+}
+
+pub fn bar_svg(c: &BarChart) -> String {
+    let l = BarLayout::of(c);
+    let mut out = String::with_capacity(8192);
+    svg_open(&mut out, l.w, l.h, &c.title);
+    let _ = write!(
+        out,
+        r#"<text x="4" y="16" class="ct">{}</text>"#,
+        esc(&c.title)
+    );
+    bar_legend(&mut out, c);
+    bar_axis(&mut out, c, &l);
+    for (ci, cat) in c.categories.iter().enumerate() {
+        bar_group(&mut out, c, &l, ci, cat);
+    }
+    let rx = l.x(c.reference);
+    let (top, label_w) = (l.top, l.label_w);
     let _ = write!(
         out,
         r#"<line x1="{rx:.1}" x2="{rx:.1}" y1="{top:.1}" y2="{:.1}" class="ref"/><line x1="{label_w:.1}" x2="{label_w:.1}" y1="{top:.1}" y2="{:.1}" class="axis"/>"#,
-        top + plot_h,
-        top + plot_h
+        top + l.plot_h,
+        top + l.plot_h
     );
     out.push_str("</svg>");
     out

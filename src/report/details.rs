@@ -9,6 +9,8 @@ use serde_json::Value;
 use super::model::{Better, Block, Cell, Column, Kind, Row, Section, Table};
 use super::target::TargetResult;
 use crate::engines::Family;
+use crate::json::Flatten;
+use crate::results::RunFile;
 
 /// Keys that say which machine it was; a difference means "different hosts".
 const IDENTITY: &[&str] = &["hostname", "cpu_model", "cpus_online", "cores", "memory_kb"];
@@ -25,38 +27,17 @@ const VOLATILE: &[&str] = &[
     "note",
 ];
 
-fn flatten(v: &Value, path: String, out: &mut BTreeMap<String, String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if VOLATILE.contains(&k.as_str()) {
-                    continue;
-                }
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                flatten(x, p, out);
-            }
-        }
-        Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_object()) => {
-            for (i, x) in a.iter().enumerate() {
-                // Named elements (cpufreq policies, block devices) are matched by name.
-                let id = ["name", "mount_point", "device"]
-                    .iter()
-                    .find_map(|k| x.get(*k).and_then(|v| v.as_str()).map(str::to_string))
-                    .unwrap_or_else(|| i.to_string());
-                flatten(x, format!("{path}[{id}]"), out);
-            }
-        }
-        Value::String(s) => {
-            out.insert(path, s.clone());
-        }
-        other => {
-            out.insert(path, other.to_string());
-        }
-    }
+/// How a host fingerprint or a run's parameters are compared: the volatile keys left out,
+/// named elements (cpufreq policies, block devices) matched by name.
+const FLAT: Flatten = Flatten {
+    skip: VOLATILE,
+    element_names: Some(&["name", "mount_point", "device"]),
+};
+
+fn flatten(v: &Value) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    crate::json::flatten(v, &FLAT, String::new(), &mut m);
+    m
 }
 
 /// "key: a (t1, t2) vs b (t3)" for every key whose values differ between targets.
@@ -117,18 +98,27 @@ fn host_field(axis: &str) -> Option<&'static str> {
 
 /// Sentences that change how the comparison should be read.
 pub fn warnings(all: &[TargetResult]) -> Vec<String> {
-    let mut out = Vec::new();
     let names: Vec<String> = all.iter().map(|t| t.shown_name()).collect();
     // What a sweep varies on purpose is no warning.
     let swept: Vec<&String> = all.iter().flat_map(|t| t.run.axes.keys()).collect();
+    let mut out = host_warnings(all, &names, &swept);
+    out.extend(parameter_warnings(all, &names, &swept));
+    out.extend(build_warning(all, &names));
+    out.extend(profiled_warning(all));
+    out.extend(repeated_warning(all));
+    for (t, name) in all.iter().zip(&names) {
+        out.extend(run_warnings(t, name));
+    }
+    once_each(out)
+}
+
+/// Different machines, or the same machine with other software or settings than a sweep sets.
+fn host_warnings(all: &[TargetResult], names: &[String], swept: &[&String]) -> Vec<String> {
+    let mut out = Vec::new();
     let hosts: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
-        .zip(&names)
-        .map(|(t, n)| {
-            let mut m = BTreeMap::new();
-            flatten(&t.run.host, String::new(), &mut m);
-            (n.as_str(), m)
-        })
+        .zip(names)
+        .map(|(t, n)| (n.as_str(), flatten(&t.run.host)))
         .collect();
     let ident = differences(&hosts, |k| IDENTITY.contains(&k));
     if !ident.is_empty() {
@@ -147,16 +137,18 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             listed(settings, 6)
         ));
     }
+    out
+}
+
+/// Results of one suite run with other parameters than a sweep varies.
+fn parameter_warnings(all: &[TargetResult], names: &[String], swept: &[&String]) -> Vec<String> {
+    let mut out = Vec::new();
     for suite in crate::suites::Suite::all() {
         let params: Vec<(&str, BTreeMap<String, String>)> = all
             .iter()
-            .zip(&names)
+            .zip(names)
             .filter(|(t, _)| t.run.suite == suite)
-            .map(|(t, n)| {
-                let mut m = BTreeMap::new();
-                flatten(&t.run.parameters, String::new(), &mut m);
-                (n.as_str(), m)
-            })
+            .map(|(t, n)| (n.as_str(), flatten(&t.run.parameters)))
             .collect();
         let d = differences(&params, |k| {
             !k.starts_with("steps") && k != "preset" && !swept.iter().any(|s| *s == k)
@@ -168,65 +160,82 @@ pub fn warnings(all: &[TargetResult]) -> Vec<String> {
             ));
         }
     }
+    out
+}
+
+/// Results measured by different dbperf builds.
+fn build_warning(all: &[TargetResult], names: &[String]) -> Option<String> {
     let tools: Vec<(&str, BTreeMap<String, String>)> = all
         .iter()
-        .zip(&names)
+        .zip(names)
         .map(|(t, n)| {
             let v = format!("{} ({})", t.run.tool.version, t.run.tool.git_revision);
             (n.as_str(), BTreeMap::from([("dbperf".to_string(), v)]))
         })
         .collect();
     let d = differences(&tools, |_| true);
-    if !d.is_empty() {
-        out.push(format!(
+    (!d.is_empty()).then(|| {
+        format!(
             "Different dbperf builds measured these results (docs/metrics.md may have changed between them): {}.",
             listed(d, 2)
-        ));
-    }
+        )
+    })
+}
+
+/// Some targets profiled and others not: sampling moves throughput.
+fn profiled_warning(all: &[TargetResult]) -> Option<String> {
     let profiled = |t: &TargetResult| t.steps.iter().any(|s| s.profiled);
-    if all.iter().any(profiled) && !all.iter().all(profiled) {
-        let (with, without): (Vec<&TargetResult>, Vec<&TargetResult>) =
-            all.iter().partition(|t| profiled(t));
-        let names = |v: Vec<&TargetResult>| listed(v.iter().map(|t| t.shown_name()).collect(), 6);
-        out.push(format!(
-            "Some targets were profiled (--profile) and others not, and sampling changes throughput by a few percent either way (docs/profiles.md, Overhead): profiled {}; not profiled {}.",
-            names(with),
-            names(without)
-        ));
+    if !all.iter().any(profiled) || all.iter().all(profiled) {
+        return None;
     }
+    let (with, without): (Vec<&TargetResult>, Vec<&TargetResult>) =
+        all.iter().partition(|t| profiled(t));
+    let names = |v: Vec<&TargetResult>| listed(v.iter().map(|t| t.shown_name()).collect(), 6);
+    Some(format!(
+        "Some targets were profiled (--profile) and others not, and sampling changes throughput by a few percent either way (docs/profiles.md, Overhead): profiled {}; not profiled {}.",
+        names(with),
+        names(without)
+    ))
+}
+
+/// Which targets are the median of several rounds.
+fn repeated_warning(all: &[TargetResult]) -> Option<String> {
     let repeated: Vec<String> = all
         .iter()
         .filter(|t| !t.repeats.is_empty())
         .map(|t| format!("{} ({} rounds)", t.shown_name(), t.repeats.len()))
         .collect();
-    if !repeated.is_empty() {
-        out.push(format!(
+    (!repeated.is_empty()).then(|| {
+        format!(
             "Repeated targets are shown as the median of their rounds, each round in the Repeats section: {}.",
             listed(repeated, 6)
-        ));
+        )
+    })
+}
+
+/// How one target's run ended when not ok, and the warnings it carries. Results of a sweep
+/// share a target name: `name` is the one shown, with its level.
+fn run_warnings(t: &TargetResult, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match t.run.status.as_str() {
+        "failed" => out.push(format!(
+            "{name}: step {} failed ({}); the steps after it did not run, every other step is reported.",
+            t.run.failed_step.as_deref().unwrap_or("?"),
+            t.run.error.as_deref().unwrap_or("no error recorded")
+        )),
+        "interrupted" => out.push(format!(
+            "{name}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run."
+        )),
+        "running" => out.push(format!(
+            "{name}: run.json still says running, so dbperf was killed or is still running; the steps that finished are reported."
+        )),
+        _ => {}
     }
-    // Results of a sweep share a target name: each is named with its level.
-    for (t, name) in all.iter().zip(&names) {
-        match t.run.status.as_str() {
-            "failed" => out.push(format!(
-                "{name}: step {} failed ({}); the steps after it did not run, every other step is reported.",
-                t.run.failed_step.as_deref().unwrap_or("?"),
-                t.run.error.as_deref().unwrap_or("no error recorded")
-            )),
-            "interrupted" => out.push(format!(
-                "{name}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run."
-            )),
-            "running" => out.push(format!(
-                "{name}: run.json still says running, so dbperf was killed or is still running; the steps that finished are reported."
-            )),
-            _ => {}
-        }
-        for w in &t.run.warnings {
-            out.push(format!("{name}: {w}"));
-        }
-        out.extend(t.warnings.iter().cloned());
+    for w in &t.run.warnings {
+        out.push(format!("{name}: {w}"));
     }
-    once_each(out)
+    out.extend(t.warnings.iter().cloned());
+    out
 }
 
 /// The warnings in their order, each once: the same sentence twice (two rounds that warn alike)
@@ -255,9 +264,8 @@ fn host_line(h: &Value) -> String {
 }
 
 fn host_more(h: &Value) -> String {
-    let mut m = BTreeMap::new();
-    flatten(h, String::new(), &mut m);
-    m.into_iter()
+    flatten(h)
+        .into_iter()
         .filter(|(k, _)| !k.ends_with("_available"))
         .map(|(k, v)| format!("{k} = {v}"))
         .collect::<Vec<_>>()
@@ -318,8 +326,8 @@ fn effective_setting<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-pub fn section(all: &[TargetResult]) -> Section {
-    let builds = all.iter().any(|r| r.run.target.build.is_some());
+/// The targets table's columns, with the build's after the engine's when any target has one.
+fn columns(builds: bool) -> Vec<Column> {
     let mut cols = vec![
         Column::new("suite", "suite", "", "benchmark suite", Better::Neither),
         Column::new("engine", "engine", "", "DBMS engine", Better::Neither),
@@ -378,7 +386,116 @@ pub fn section(all: &[TargetResult]) -> Section {
     if builds {
         cols.insert(3, build_column());
     }
-    let mut t = Table {
+    cols
+}
+
+/// The config's label (the binary log's state, a memory cap it was sized for), open for its
+/// full text.
+fn config_cell(run: &RunFile) -> Cell {
+    // The binary log is the MySQL family's: its state is part of what the config is.
+    let family = crate::engines::Engine::parse(&run.target.engine).map(|e| e.family());
+    let mut label = match family {
+        Some(Family::MySql) => config_label(&run.target.config_name, &run.target.config_text),
+        Some(Family::Postgres | Family::Embedded) | None => run.target.config_name.clone(),
+    };
+    // A config sized for a cap is not the one written for the host (nor, for a published
+    // config, the published setup): the label says so.
+    if let Some(cap) = run
+        .target
+        .server
+        .as_ref()
+        .and_then(|s| s.memory_cap.as_ref())
+    {
+        label.push_str(&format!(" · sized for a {} MiB cap", cap.bytes >> 20));
+    }
+    let mut config = Cell::text(label);
+    config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
+    config
+}
+
+/// The preset, open for every parameter.
+fn parameters_cell(run: &RunFile) -> Cell {
+    let mut params = Cell::text(if run.preset.is_empty() {
+        "—".to_string()
+    } else {
+        format!("preset {}", run.preset)
+    });
+    if let Value::Object(m) = &run.parameters {
+        params.more = Some(
+            m.iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
+    params
+}
+
+fn status_text(run: &RunFile) -> String {
+    match run.status.as_str() {
+        "failed" => format!(
+            "failed at {}: {}",
+            run.failed_step.as_deref().unwrap_or("?"),
+            run.error.as_deref().unwrap_or("")
+        ),
+        s => s.to_string(),
+    }
+}
+
+/// How many warnings the host fingerprint carries, open for their messages.
+fn host_warnings_cell(host: &Value) -> Cell {
+    let hw: Vec<String> = host
+        .get("warnings")
+        .and_then(|w| w.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.get("message").and_then(|m| m.as_str()))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut hwc = Cell::text(hw.len().to_string());
+    hwc.more = (!hw.is_empty()).then(|| hw.join("\n"));
+    hwc
+}
+
+/// Target `i`'s row of the targets table.
+fn row(i: usize, r: &TargetResult, builds: bool) -> Row {
+    let run = &r.run;
+    let mut host = Cell::text(host_line(&run.host));
+    host.more = Some(host_more(&run.host));
+    let mut cells = vec![
+        Cell::text(run.suite.name()),
+        Cell::text(&run.target.engine),
+        Cell::text(&run.target.version),
+        config_cell(run),
+        parameters_cell(run),
+        Cell::text(status_text(run)),
+        Cell::text(format!("{} ({})", run.tool.version, run.tool.git_revision)),
+        Cell::text(
+            run.started_at
+                .get(..19)
+                .unwrap_or(&run.started_at)
+                .replace('T', " "),
+        ),
+        host,
+        host_warnings_cell(&run.host),
+        Cell::text(r.dir.display().to_string()),
+    ];
+    if builds {
+        cells.insert(3, build_cell(run.target.build.as_ref()));
+    }
+    Row {
+        label: r.shown_name(),
+        target: Some(i),
+        cells,
+        note: None,
+    }
+}
+
+pub fn section(all: &[TargetResult]) -> Section {
+    let builds = all.iter().any(|r| r.run.target.build.is_some());
+    let t = Table {
         id: "targets".into(),
         title: "Targets".into(),
         kind: Kind::Info,
@@ -386,97 +503,16 @@ pub fn section(all: &[TargetResult]) -> Section {
         step: None,
         op: None,
         row_header: "target".into(),
-        columns: cols,
-        rows: Vec::new(),
+        columns: columns(builds),
+        rows: all
+            .iter()
+            .enumerate()
+            .map(|(i, r)| row(i, r, builds))
+            .collect(),
         legend: None,
         source: None,
         base: None,
     };
-    for (i, r) in all.iter().enumerate() {
-        let run = &r.run;
-        // The binary log is the MySQL family's: its state is part of what the config is.
-        let family = crate::engines::Engine::parse(&run.target.engine).map(|e| e.family());
-        let mut label = match family {
-            Some(Family::MySql) => config_label(&run.target.config_name, &run.target.config_text),
-            Some(Family::Postgres | Family::Embedded) | None => run.target.config_name.clone(),
-        };
-        // A config sized for a cap is not the one written for the host (nor, for a published
-        // config, the published setup): the label says so.
-        if let Some(cap) = run
-            .target
-            .server
-            .as_ref()
-            .and_then(|s| s.memory_cap.as_ref())
-        {
-            label.push_str(&format!(" · sized for a {} MiB cap", cap.bytes >> 20));
-        }
-        let mut config = Cell::text(label);
-        config.more = (!run.target.config_text.is_empty()).then(|| run.target.config_text.clone());
-        let mut params = Cell::text(if run.preset.is_empty() {
-            "—".to_string()
-        } else {
-            format!("preset {}", run.preset)
-        });
-        if let Value::Object(m) = &run.parameters {
-            params.more = Some(
-                m.iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-        }
-        let status = match run.status.as_str() {
-            "failed" => format!(
-                "failed at {}: {}",
-                run.failed_step.as_deref().unwrap_or("?"),
-                run.error.as_deref().unwrap_or("")
-            ),
-            s => s.to_string(),
-        };
-        let mut host = Cell::text(host_line(&run.host));
-        host.more = Some(host_more(&run.host));
-        let hw: Vec<String> = run
-            .host
-            .get("warnings")
-            .and_then(|w| w.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|w| w.get("message").and_then(|m| m.as_str()))
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut hwc = Cell::text(hw.len().to_string());
-        hwc.more = (!hw.is_empty()).then(|| hw.join("\n"));
-        t.rows.push(Row {
-            label: r.shown_name(),
-            target: Some(i),
-            cells: vec![
-                Cell::text(run.suite.name()),
-                Cell::text(&run.target.engine),
-                Cell::text(&run.target.version),
-                config,
-                params,
-                Cell::text(status),
-                Cell::text(format!("{} ({})", run.tool.version, run.tool.git_revision)),
-                Cell::text(
-                    run.started_at
-                        .get(..19)
-                        .unwrap_or(&run.started_at)
-                        .replace('T', " "),
-                ),
-                host,
-                hwc,
-                Cell::text(r.dir.display().to_string()),
-            ],
-            note: None,
-        });
-        if builds {
-            if let Some(row) = t.rows.last_mut() {
-                row.cells.insert(3, build_cell(run.target.build.as_ref()));
-            }
-        }
-    }
     let mut sec = Section::new("details", "Host and target details");
     sec.blocks.push(Block::Table(t));
     sec

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::escape::esc;
-use super::model::{Better, Block, Cell, Doc, Kind, Mark, Section, Table, Value};
+use super::model::{Better, Block, Cell, Doc, Kind, Mark, Row, Section, Table, Value};
 
 /// The report's stylesheet, shared by the history report so both pages look alike.
 pub const CSS: &str = include_str!("page.css");
@@ -180,8 +180,8 @@ fn class_of(t: &Table, c: &Cell) -> (&'static str, String) {
     }
 }
 
-fn table(o: &mut String, doc: &Doc, t: &Table) {
-    let kind = match t.kind {
+fn kind_class(k: Kind) -> &'static str {
+    match k {
         Kind::Absolute => "absolute",
         Kind::Relative => "relative",
         Kind::Sla => "sla",
@@ -191,10 +191,15 @@ fn table(o: &mut String, doc: &Doc, t: &Table) {
         Kind::Stats => "stats",
         Kind::Info => "info",
         Kind::Scaling => "scaling",
-    };
+    }
+}
+
+/// The table's opening, caption (with its base) and header row.
+fn table_head(o: &mut String, t: &Table) {
     let _ = write!(
         o,
-        r#"<div class="tw"><table class="t k-{kind}" id="{}"{}><caption>{}"#,
+        r#"<div class="tw"><table class="t k-{}" id="{}"{}><caption>{}"#,
+        kind_class(t.kind),
         esc(&t.id),
         t.source
             .as_ref()
@@ -224,91 +229,111 @@ fn table(o: &mut String, doc: &Doc, t: &Table) {
         );
     }
     o.push_str("</tr></thead><tbody>");
+}
+
+/// A row's opening and its header cell (the label, and its note).
+fn row_head(o: &mut String, doc: &Doc, t: &Table, r: &Row) {
+    let mut cls = Vec::new();
+    if t.kind == Kind::Relative && r.target == Some(doc.base) {
+        cls.push("base");
+    }
+    if r.target.is_none() {
+        cls.push("extra");
+    }
+    let _ = write!(
+        o,
+        "<tr{}{}><th>{}",
+        r.target
+            .map(|i| format!(r#" data-t="{i}""#))
+            .unwrap_or_default(),
+        if cls.is_empty() {
+            String::new()
+        } else {
+            format!(r#" class="{}""#, cls.join(" "))
+        },
+        esc(&r.label)
+    );
+    if let Some(n) = &r.note {
+        let _ = write!(o, r#"<span class="rn">{}</span>"#, esc(n));
+    }
+    o.push_str("</th>");
+}
+
+/// A relative cell's data for the page, which recomputes these cells against another base:
+/// the absolute value and which way the column is better (cells without one stay a gap), the
+/// verdict against the report's base, and the ratio.
+fn relative_data(o: &mut String, t: &Table, ci: usize, c: &Cell) {
+    if let Some(v) = c.abs {
+        let d = match t.columns.get(ci).map(|x| x.better) {
+            Some(Better::Higher) => 1,
+            Some(Better::Lower) => -1,
+            _ => 0,
+        };
+        let _ = write!(o, r#" data-v="{v}" data-d="{d}""#);
+        // The verdict against the report's base (interval and threshold): restored
+        // when that base is chosen again, as the page alone cannot recompute it.
+        let m = match c.mark {
+            Mark::Worse => "worse",
+            Mark::Better => "better",
+            Mark::UnconfirmedWorse => "unconfirmed-worse",
+            Mark::UnconfirmedBetter => "unconfirmed-better",
+            _ => "",
+        };
+        let _ = write!(o, r#" data-m="{m}""#);
+    }
+    match c.value {
+        Value::Num(v) => {
+            let _ = write!(o, r#" data-r="{v}""#);
+        }
+        Value::Inf => o.push_str(r#" data-r="inf""#),
+        Value::Missing => {}
+    }
+}
+
+/// One cell of column `ci`: its classes, style, note, a relative cell's data, and its text
+/// (open for more where it has more).
+fn cell(o: &mut String, t: &Table, ci: usize, c: &Cell) {
+    let (class, style) = class_of(t, c);
+    let mut classes = vec![class];
+    let numeric = matches!(c.value, Value::Num(_) | Value::Inf) || c.mark == Mark::Gap;
+    if !numeric && t.kind != Kind::Info {
+        classes.push("txt");
+    }
+    let classes: Vec<&str> = classes.into_iter().filter(|c| !c.is_empty()).collect();
+    o.push_str("<td");
+    if !classes.is_empty() {
+        let _ = write!(o, r#" class="{}""#, classes.join(" "));
+    }
+    if !style.is_empty() {
+        let _ = write!(o, r#" style="{style}""#);
+    }
+    if let Some(n) = &c.note {
+        let _ = write!(o, r#" title="{}""#, esc(n));
+    }
+    if t.kind == Kind::Relative {
+        relative_data(o, t, ci, c);
+    }
+    o.push('>');
+    match &c.more {
+        Some(m) => {
+            let _ = write!(
+                o,
+                "<details><summary>{}</summary><pre>{}</pre></details>",
+                esc(&c.text),
+                esc(m)
+            );
+        }
+        None => o.push_str(&esc(&c.text)),
+    }
+    o.push_str("</td>");
+}
+
+fn table(o: &mut String, doc: &Doc, t: &Table) {
+    table_head(o, t);
     for r in &t.rows {
-        let mut cls = Vec::new();
-        if t.kind == Kind::Relative && r.target == Some(doc.base) {
-            cls.push("base");
-        }
-        if r.target.is_none() {
-            cls.push("extra");
-        }
-        let _ = write!(
-            o,
-            "<tr{}{}><th>{}",
-            r.target
-                .map(|i| format!(r#" data-t="{i}""#))
-                .unwrap_or_default(),
-            if cls.is_empty() {
-                String::new()
-            } else {
-                format!(r#" class="{}""#, cls.join(" "))
-            },
-            esc(&r.label)
-        );
-        if let Some(n) = &r.note {
-            let _ = write!(o, r#"<span class="rn">{}</span>"#, esc(n));
-        }
-        o.push_str("</th>");
+        row_head(o, doc, t, r);
         for (ci, c) in r.cells.iter().enumerate() {
-            let (class, style) = class_of(t, c);
-            let mut classes = vec![class];
-            let numeric = matches!(c.value, Value::Num(_) | Value::Inf) || c.mark == Mark::Gap;
-            if !numeric && t.kind != Kind::Info {
-                classes.push("txt");
-            }
-            let classes: Vec<&str> = classes.into_iter().filter(|c| !c.is_empty()).collect();
-            o.push_str("<td");
-            if !classes.is_empty() {
-                let _ = write!(o, r#" class="{}""#, classes.join(" "));
-            }
-            if !style.is_empty() {
-                let _ = write!(o, r#" style="{style}""#);
-            }
-            if let Some(n) = &c.note {
-                let _ = write!(o, r#" title="{}""#, esc(n));
-            }
-            if t.kind == Kind::Relative {
-                // The page recomputes these cells against another base: keep the absolute value
-                // and which way the column is better. Cells without one stay a gap.
-                if let Some(v) = c.abs {
-                    let d = match t.columns.get(ci).map(|x| x.better) {
-                        Some(Better::Higher) => 1,
-                        Some(Better::Lower) => -1,
-                        _ => 0,
-                    };
-                    let _ = write!(o, r#" data-v="{v}" data-d="{d}""#);
-                    // The verdict against the report's base (interval and threshold): restored
-                    // when that base is chosen again, as the page alone cannot recompute it.
-                    let m = match c.mark {
-                        Mark::Worse => "worse",
-                        Mark::Better => "better",
-                        Mark::UnconfirmedWorse => "unconfirmed-worse",
-                        Mark::UnconfirmedBetter => "unconfirmed-better",
-                        _ => "",
-                    };
-                    let _ = write!(o, r#" data-m="{m}""#);
-                }
-                match c.value {
-                    Value::Num(v) => {
-                        let _ = write!(o, r#" data-r="{v}""#);
-                    }
-                    Value::Inf => o.push_str(r#" data-r="inf""#),
-                    Value::Missing => {}
-                }
-            }
-            o.push('>');
-            match &c.more {
-                Some(m) => {
-                    let _ = write!(
-                        o,
-                        "<details><summary>{}</summary><pre>{}</pre></details>",
-                        esc(&c.text),
-                        esc(m)
-                    );
-                }
-                None => o.push_str(&esc(&c.text)),
-            }
-            o.push_str("</td>");
+            cell(o, t, ci, c);
         }
         o.push_str("</tr>");
     }

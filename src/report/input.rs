@@ -17,7 +17,7 @@ use crate::error::BadInput;
 use crate::results::campaign::{read_journal, CellState, JOURNAL};
 use crate::results::hardware::Hardware;
 use crate::results::metric::Metric;
-use crate::results::series::read_series;
+use crate::results::series::{read_series, Series};
 use crate::results::{self, StepFile};
 
 /// How results are read together.
@@ -32,11 +32,9 @@ pub fn load(inputs: &[PathBuf]) -> anyhow::Result<Vec<TargetResult>> {
     load_with(inputs, LoadOptions::default())
 }
 
-/// Reads every input, each a target's result directory (`R/<target>`, holding run.json) or a run
-/// directory (`R`: the cells of its campaign.json in plan order, or else every target in it in
-/// the order they ran). Row order is the order given; a campaign's repeats of a target are one
-/// row (their medians).
-pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<TargetResult>> {
+/// The target directories the inputs stand for, in row order: each input's in turn, and the
+/// cells of several shards of one campaign in its plan order.
+fn input_dirs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut planned: Vec<Option<usize>> = Vec::new();
     // A run directory with no result yet (a shard just started, or one with no cells of its
@@ -70,9 +68,14 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
         both.sort_by_key(|(o, _)| *o);
         dirs = both.into_iter().map(|(_, d)| d).collect();
     }
+    Ok(dirs)
+}
+
+/// Every target directory read, in their order. Targets are independent: read them on every
+/// core (series CSVs dominate the time).
+fn load_targets(dirs: &[PathBuf]) -> anyhow::Result<Vec<TargetResult>> {
     let mut results: Vec<Option<anyhow::Result<TargetResult>>> = Vec::new();
     results.resize_with(dirs.len(), || None);
-    // Targets are independent: read them on every core (series CSVs dominate the time).
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -87,13 +90,15 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
             });
         }
     });
-    let mut read: Vec<TargetResult> = Vec::new();
-    for r in results {
-        read.push(r.expect("every target was read")?);
-    }
-    hosts::check(&mut read, opts.allow_mixed_hosts)?;
-    // Repeats of one target (a campaign's rounds) become one row; anything else with one name
-    // twice would make two rows no reader could tell apart.
+    results
+        .into_iter()
+        .map(|r| r.expect("every target was read"))
+        .collect()
+}
+
+/// Repeats of one target (a campaign's rounds) become one row; anything else with one name
+/// twice would make two rows no reader could tell apart.
+fn merge_rounds(read: Vec<TargetResult>) -> anyhow::Result<Vec<TargetResult>> {
     let mut groups: Vec<Vec<TargetResult>> = Vec::new();
     for t in read {
         let same = groups.iter_mut().find(|g| {
@@ -125,6 +130,17 @@ pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<Ta
             }
         })
         .collect())
+}
+
+/// Reads every input, each a target's result directory (`R/<target>`, holding run.json) or a run
+/// directory (`R`: the cells of its campaign.json in plan order, or else every target in it in
+/// the order they ran). Row order is the order given; a campaign's repeats of a target are one
+/// row (their medians).
+pub fn load_with(inputs: &[PathBuf], opts: LoadOptions) -> anyhow::Result<Vec<TargetResult>> {
+    let dirs = input_dirs(inputs)?;
+    let mut read = load_targets(&dirs)?;
+    hosts::check(&mut read, opts.allow_mixed_hosts)?;
+    merge_rounds(read)
 }
 
 /// The target directories an input stands for.
@@ -259,39 +275,30 @@ fn cap_not_held(run: &results::RunFile, f: &StepFile) -> Option<String> {
     ))
 }
 
-/// What the report takes from a step file, and the per-second series it names.
-pub(crate) fn step_view(
-    dir: &Path,
-    suite: crate::suites::Suite,
-    f: StepFile,
-) -> (StepView, Vec<String>) {
-    let mut warnings = Vec::new();
-    let series = match &f.series_file {
-        Some(name) => {
-            match results::beside(&dir.join("steps"), name).and_then(|p| read_series(&p)) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    warnings.push(format!(
-                        "{}: no per-second series for step {} ({e})",
-                        dir.display(),
-                        f.step
-                    ));
-                    None
-                }
-            }
-        }
-        None => None,
+/// The per-second series a step file names, or the warning why it cannot be read.
+fn step_series(dir: &Path, f: &StepFile) -> (Option<Series>, Option<String>) {
+    let Some(name) = &f.series_file else {
+        return (None, None);
     };
-    let mut metrics = hardware_metrics(f.hardware.as_ref());
-    let not_measured = f
-        .hardware
-        .as_ref()
-        .map(|h| h.missing.clone())
-        .unwrap_or_default();
-    // /proc counts CPU in 10 ms ticks: under 100 of them one tick moves a figure by 1% or more.
+    match results::beside(&dir.join("steps"), name).and_then(|p| read_series(&p)) {
+        Ok(s) => (Some(s), None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "{}: no per-second series for step {} ({e})",
+                dir.display(),
+                f.step
+            )),
+        ),
+    }
+}
+
+/// Which CPU figures rest on few ticks: /proc counts CPU in 10 ms ticks, and under 100 of
+/// them one tick moves a figure by 1% or more.
+fn rough_cpu(hw: Option<&Hardware>) -> Vec<&'static str> {
     let few = |t: Option<u64>| t.is_some_and(|t| t < 100);
     let mut rough_cpu = Vec::new();
-    if let Some(h) = &f.hardware {
+    if let Some(h) = hw {
         if few(h.host.as_ref().and_then(|x| x.busy_ticks)) {
             rough_cpu.push("host");
         }
@@ -299,6 +306,13 @@ pub(crate) fn step_view(
             rough_cpu.push("server");
         }
     }
+    rough_cpu
+}
+
+/// The step's metrics by key: its hardware's, then the top-level numbers of its own `metrics`
+/// object (a result written some other way).
+fn step_metrics(f: &StepFile) -> BTreeMap<String, Option<f64>> {
+    let mut metrics = hardware_metrics(f.hardware.as_ref());
     for (k, x) in f.metrics.iter().flatten() {
         match x {
             Value::Number(n) => {
@@ -311,7 +325,15 @@ pub(crate) fn step_view(
             _ => {}
         }
     }
-    let residency = crate::analysis::residency::Evidence {
+    metrics
+}
+
+/// What the residency section reads of a step: its operations, reads, cache hits and size.
+fn residency_evidence(
+    f: &StepFile,
+    metrics: &BTreeMap<String, Option<f64>>,
+) -> crate::analysis::residency::Evidence {
+    crate::analysis::residency::Evidence {
         ops: f.hardware.as_ref().map(|h| h.op_count),
         reads_per_op: metrics.get(Metric::RPerOp.key()).copied().flatten(),
         read_kb_per_op: metrics.get(Metric::RkbPerOp.key()).copied().flatten(),
@@ -321,35 +343,41 @@ pub(crate) fn step_view(
             .iter()
             .find_map(|m| metrics.get(m.key()).copied().flatten().filter(|g| *g > 0.0))
             .map(|gib| gib * (1u64 << 30) as f64),
+    }
+}
+
+/// What the report takes from a step file, and the per-second series it names.
+pub(crate) fn step_view(
+    dir: &Path,
+    suite: crate::suites::Suite,
+    f: StepFile,
+) -> (StepView, Vec<String>) {
+    let (series, warning) = step_series(dir, &f);
+    let metrics = step_metrics(&f);
+    let residency = residency_evidence(&f, &metrics);
+    let hw = f.hardware.as_ref();
+    let view = StepView {
+        group: f.group,
+        profiled: f.profile.is_some(),
+        not_measured: hw.map(|h| h.missing.clone()).unwrap_or_default(),
+        rough_cpu: rough_cpu(hw),
+        devices: hw.map(|h| h.per_device.clone()).unwrap_or_default(),
+        payload: f.payload,
+        suite,
+        name: f.step,
+        status: f.status,
+        error: f.error,
+        warnings: f.warnings,
+        duration_s: f.duration_s,
+        headline: f.headline,
+        parameters: f.parameters,
+        ops: f.ops,
+        rate_percentiles: f.interval_rate_percentiles,
+        metrics,
+        series,
+        residency,
     };
-    (
-        StepView {
-            group: f.group,
-            profiled: f.profile.is_some(),
-            payload: f.payload,
-            suite,
-            name: f.step,
-            status: f.status,
-            error: f.error,
-            warnings: f.warnings,
-            duration_s: f.duration_s,
-            headline: f.headline,
-            parameters: f.parameters,
-            ops: f.ops,
-            rate_percentiles: f.interval_rate_percentiles,
-            metrics,
-            not_measured,
-            rough_cpu,
-            devices: f
-                .hardware
-                .as_ref()
-                .map(|h| h.per_device.clone())
-                .unwrap_or_default(),
-            series,
-            residency,
-        },
-        warnings,
-    )
+    (view, warning.into_iter().collect())
 }
 
 /// Hits and misses of the DBMS's cache over the step, from its counters' deltas: MyRocks'
@@ -646,36 +674,5 @@ mod tests {
             ["host"],
             "12 ticks are rough, 500 are not"
         );
-    }
-
-    /// A step whose server was not held to its memory cap is a warning of the report, from the
-    /// step file's `memory_cap`; one held, or uncapped, is none.
-    #[test]
-    fn a_step_not_held_to_its_cap_is_a_report_warning() {
-        let d = tempfile::tempdir().unwrap();
-        let mut r = run_json("t", "x");
-        r["steps_planned"] = serde_json::json!(["l.i0", "l.x"]);
-        write(&d.path().join("t/run.json"), r);
-        let cap = |held: bool| {
-            serde_json::json!({"bytes": 268435456u64, "limit_bytes": 1099511627776u64,
-                "peak_bytes": null, "held": held,
-                "why_not": (!held).then_some("the cgroup's limit is 1099511627776 bytes")})
-        };
-        let mut step = step_json(5.0);
-        step["memory_cap"] = cap(false);
-        write(&d.path().join("t/steps/l.i0.json"), step);
-        let mut held = super::fixtures::named_step_json("l.x", 5.0);
-        held["memory_cap"] = cap(true);
-        write(&d.path().join("t/steps/l.x.json"), held);
-        let t = load(&[d.path().join("t")]).unwrap().remove(0);
-        assert_eq!(t.steps.len(), 2);
-        let [w] = &t.warnings[..] else {
-            panic!("{:?}", t.warnings)
-        };
-        assert!(
-            w.starts_with("t: step l.i0: the server was not held to its 256 MiB"),
-            "{w}"
-        );
-        assert!(w.contains("1099511627776 bytes"), "{w}");
     }
 }

@@ -5,11 +5,12 @@
 //! file reads what they are computed over from the results and makes the table.
 
 use hdrhistogram::Histogram;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::common::{state, State};
 use super::confidence::{self, Tally};
 use super::context::Ctx;
-use super::model::{Better, Cell, Column, Kind, Row, Table};
+use super::model::{Better, Cell, Column, Kind, Mark, Row, Table, Value};
 use super::rules::rel_cell;
 use super::target::TargetResult;
 use crate::analysis::bootstrap::{self, MIN_SECONDS};
@@ -73,19 +74,22 @@ fn p_cell(p: f64, len: usize, t: &[Vec<f64>], b: &[Vec<f64>]) -> Cell {
     ))
 }
 
+/// An operation type's name in the plural: `query` and TPC-C's `delivery` end in -ies,
+/// `order_status` in -es.
 fn plural(op: &str) -> String {
-    match op {
-        "query" => "queries".into(),
-        "index" => "index builds".into(),
-        o => format!("{o}s"),
+    let consonant_y = op
+        .strip_suffix('y')
+        .filter(|stem| stem.ends_with(|c: char| !"aeiou".contains(c)));
+    match (op, consonant_y) {
+        ("index", _) => "index builds".into(),
+        (_, Some(stem)) => format!("{stem}ies"),
+        (o, None) if o.ends_with('s') => format!("{o}es"),
+        (o, None) => format!("{o}s"),
     }
 }
 
-/// "Latency relative to the base" of one step and operation type: p50 and p99 ratios with
-/// their verdicts, and the p-value of the per-second p99s. `id` names the table (the
-/// percentiles table's id, which this one follows).
-pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> (Table, Tally) {
-    let cols = vec![
+fn columns() -> Vec<Column> {
+    vec![
         Column::new(
             "p50",
             "p50",
@@ -107,7 +111,120 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
             "two-sided p-value of a block permutation test: do the target's per-second p99s run higher or lower than the base's (ranks of all seconds, blocks of consecutive seconds relabelled at random, as consecutive seconds are correlated); one test per cell, not corrected for the many in a report, and with few blocks it cannot get small",
             Better::Neither,
         ),
-    ];
+    ]
+}
+
+fn legend(ctx: &Ctx) -> String {
+    format!(
+        "Latency percentile of the target / the base's (HDR histograms), 2 decimals: above 1 is slower. Highlighted only when the whole 95% interval is at or beyond {} (faster) or {} (slower), over {} rounds or more on each side; the interval is on hover and in the cell notes. Pale and hatched with a ? (▽? △? in report.md): beyond the threshold but unconfirmed, with one round on a side or no interval, so run-to-run variation is not in it (`--repeats {}`).",
+        ctx.thresholds.low,
+        ctx.thresholds.high,
+        confidence::CONFIRM_ROUNDS,
+        crate::analysis::welch::MIN_ROUNDS
+    )
+}
+
+/// The p50 and p99 of `op` in a target's ok `step`, µs.
+fn percentiles(tr: &TargetResult, step: &str, op: &str) -> Option<(f64, f64)> {
+    match state(tr, step) {
+        State::Ok(s) => s
+            .ops
+            .get(op)
+            .filter(|o| o.count > 0)
+            .map(|o| (o.latency_us.p50, o.latency_us.p99)),
+        State::No(_) => None,
+    }
+}
+
+/// What one side of a comparison rests on: its operations and its per-second p99s.
+struct Sample {
+    side: Option<Side>,
+    secs: Vec<Vec<f64>>,
+}
+
+impl Sample {
+    fn of(t: &TargetResult, step: &str, op: &str) -> Sample {
+        Sample {
+            side: side(t, step, op),
+            secs: p99_seconds(t, step, op),
+        }
+    }
+}
+
+/// The verdict on a p50 (`q` 0.5) or p99 ratio cell from its interval; none when a side has
+/// fewer than `least` operations, as the cell's note then says.
+fn judge_quantile(
+    ctx: &Ctx,
+    cell: &mut Cell,
+    q: f64,
+    least: u64,
+    t: &Sample,
+    b: &Sample,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Tally {
+    let few = too_few(t.side.as_ref(), b.side.as_ref(), least);
+    if let (Some(n), Value::Num(_)) = (few, cell.value) {
+        cell.mark = Mark::None;
+        cell.note = Some(format!(
+            "not judged: {n} operations on a side; p{} needs at least {least}",
+            if q > 0.9 { "99" } else { "50" }
+        ));
+        return Tally::default();
+    }
+    let iv = match (cell.value, &t.side, &b.side) {
+        (Value::Num(x), Some(ts), Some(bs)) => {
+            let secs = (q > 0.9).then_some((&t.secs[..], &b.secs[..]));
+            interval(ts, bs, q, x, secs, rng)
+        }
+        _ => None,
+    };
+    confidence::judge(
+        cell,
+        iv,
+        Better::Lower,
+        ctx.thresholds,
+        confidence::Subject::Speed,
+    )
+}
+
+/// Target `i`'s p50 and p99 ratios, judged, and the p-value of its per-second p99s against
+/// the base's (`b`, with percentiles `bp`).
+fn ratio_cells(
+    ctx: &Ctx,
+    step: &str,
+    op: &str,
+    i: usize,
+    b: &Sample,
+    bp: Option<(f64, f64)>,
+    tally: &mut Tally,
+) -> Vec<Cell> {
+    let tr = &ctx.all[i];
+    let tp = percentiles(tr, step, op);
+    let rel =
+        |f: fn((f64, f64)) -> f64| rel_cell(tp.map(f), bp.map(f), Better::Lower, ctx.thresholds);
+    let (mut p50, mut p99) = (rel(|x| x.0), rel(|x| x.1));
+    if i == ctx.suite_base() {
+        return vec![p50, p99, Cell::gap("the base")];
+    }
+    let mut rng = bootstrap::seeded(&format!("{step}/{op}/{}", tr.name()));
+    let t = Sample::of(tr, step, op);
+    for (cell, q, least) in [(&mut p50, 0.5, P50_OPS), (&mut p99, 0.99, P99_OPS)] {
+        tally.add(judge_quantile(ctx, cell, q, least, &t, b, &mut rng));
+    }
+    let p = match block_permutation_p(&t.secs, &b.secs, &mut rng) {
+        Some((p, len)) => p_cell(p, len, &t.secs, &b.secs),
+        None => Cell::gap(format!(
+            "fewer than {MIN_SECONDS} full seconds with a p99 on a side (l.x, short steps, no per-second series)"
+        )),
+    };
+    vec![p50, p99, p]
+}
+
+/// "Latency relative to the base" of one step and operation type: p50 and p99 ratios with
+/// their verdicts, and the p-value of the per-second p99s. `id` names the table (the
+/// percentiles table's id, which this one follows).
+pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> (Table, Tally) {
+    let cols = columns();
     let mut t = Table {
         id: format!("{id}-rel"),
         title: format!("{step}: latency of {} relative to the base", plural(op)),
@@ -122,21 +239,9 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
         source: None,
         base: Some(ctx.base_name().into()),
     };
-    let bi = ctx.suite_base();
-    let base = &ctx.all[bi];
-    let pct = |tr: &TargetResult| -> Option<(f64, f64)> {
-        match state(tr, step) {
-            State::Ok(s) => s
-                .ops
-                .get(op)
-                .filter(|o| o.count > 0)
-                .map(|o| (o.latency_us.p50, o.latency_us.p99)),
-            State::No(_) => None,
-        }
-    };
-    let bp = pct(base);
-    let bside = side(base, step, op);
-    let bsecs = p99_seconds(base, step, op);
+    let base = &ctx.all[ctx.suite_base()];
+    let bp = percentiles(base, step, op);
+    let b = Sample::of(base, step, op);
     let mut tally = Tally::default();
     for &i in &ctx.idx {
         let tr = &ctx.all[i];
@@ -146,60 +251,7 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
                 let c = Cell::gap(format!("this target's step has no {op}"));
                 (vec![c.clone(); cols.len()], c.note)
             }
-            State::Ok(_) => {
-                let tp = pct(tr);
-                let mut p50 = rel_cell(
-                    tp.map(|x| x.0),
-                    bp.map(|x| x.0),
-                    Better::Lower,
-                    ctx.thresholds,
-                );
-                let mut p99 = rel_cell(
-                    tp.map(|x| x.1),
-                    bp.map(|x| x.1),
-                    Better::Lower,
-                    ctx.thresholds,
-                );
-                if i == bi {
-                    (vec![p50, p99, Cell::gap("the base")], None)
-                } else {
-                    let mut rng = bootstrap::seeded(&format!("{step}/{op}/{}", tr.name()));
-                    let tside = side(tr, step, op);
-                    let tsecs = p99_seconds(tr, step, op);
-                    for (cell, q, least) in [(&mut p50, 0.5, P50_OPS), (&mut p99, 0.99, P99_OPS)] {
-                        let few = too_few(tside.as_ref(), bside.as_ref(), least);
-                        if let (Some(n), super::model::Value::Num(_)) = (few, cell.value) {
-                            cell.mark = super::model::Mark::None;
-                            cell.note = Some(format!(
-                                "not judged: {n} operations on a side; p{} needs at least {least}",
-                                if q > 0.9 { "99" } else { "50" }
-                            ));
-                            continue;
-                        }
-                        let iv = match (cell.value, &tside, &bside) {
-                            (super::model::Value::Num(x), Some(ts), Some(bs)) => {
-                                let secs = (q > 0.9).then_some((&tsecs[..], &bsecs[..]));
-                                interval(ts, bs, q, x, secs, &mut rng)
-                            }
-                            _ => None,
-                        };
-                        tally.add(confidence::judge(
-                            cell,
-                            iv,
-                            Better::Lower,
-                            ctx.thresholds,
-                            confidence::Subject::Speed,
-                        ));
-                    }
-                    let p = match block_permutation_p(&tsecs, &bsecs, &mut rng) {
-                        Some((p, len)) => p_cell(p, len, &tsecs, &bsecs),
-                        None => Cell::gap(format!(
-                            "fewer than {MIN_SECONDS} full seconds with a p99 on a side (l.x, short steps, no per-second series)"
-                        )),
-                    };
-                    (vec![p50, p99, p], None)
-                }
-            }
+            State::Ok(_) => (ratio_cells(ctx, step, op, i, &b, bp, &mut tally), None),
         };
         t.rows.push(Row {
             label: tr.name().into(),
@@ -208,13 +260,7 @@ pub fn table(ctx: &Ctx, id: &str, suite: &'static str, step: &str, op: &str) -> 
             note,
         });
     }
-    t.legend = Some(format!(
-        "Latency percentile of the target / the base's (HDR histograms), 2 decimals: above 1 is slower. Highlighted only when the whole 95% interval is at or beyond {} (faster) or {} (slower), over {} rounds or more on each side; the interval is on hover and in the cell notes. Pale and hatched with a ? (▽? △? in report.md): beyond the threshold but unconfirmed, with one round on a side or no interval, so run-to-run variation is not in it (`--repeats {}`).",
-        ctx.thresholds.low,
-        ctx.thresholds.high,
-        confidence::CONFIRM_ROUNDS,
-        crate::analysis::welch::MIN_ROUNDS
-    ));
+    t.legend = Some(legend(ctx));
     (t, tally)
 }
 
@@ -251,6 +297,22 @@ mod tests {
     use crate::report::rules::Thresholds;
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
+
+    #[test]
+    fn operation_types_read_in_the_plural() {
+        for (op, many) in [
+            ("insert", "inserts"),
+            ("query", "queries"),
+            ("index", "index builds"),
+            ("event", "events"),
+            ("delivery", "deliveries"),
+            ("order_status", "order_statuses"),
+            ("new_order", "new_orders"),
+            ("key", "keys"),
+        ] {
+            assert_eq!(plural(op), many);
+        }
+    }
 
     /// `rounds` rounds of `n` per-second p99s around `level`.
     fn seconds(level: f64, n: usize, seed: u64, rounds: u64) -> Vec<Vec<f64>> {

@@ -111,22 +111,23 @@ fn title(all: &[TargetResult]) -> String {
     }
 }
 
-/// Builds the document for results already read.
-pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
-    if all.is_empty() {
-        return Err(BadInput("no results to report".into()).into());
-    }
-    let base = match &opts.base {
-        None => 0,
-        Some(b) => all.iter().position(|t| t.name() == b).ok_or_else(|| {
-            BadInput(format!(
-                "base {b} is not among the inputs ({})",
-                all.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-            ))
-        })?,
+/// The index of the `--base` target, the first when none is named.
+fn base_index(all: &[TargetResult], base: Option<&str>) -> anyhow::Result<usize> {
+    let Some(b) = base else {
+        return Ok(0);
     };
-    let labels: Vec<TargetLabel> = all
-        .iter()
+    let found = all.iter().position(|t| t.name() == b).ok_or_else(|| {
+        BadInput(format!(
+            "base {b} is not among the inputs ({})",
+            all.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    Ok(found)
+}
+
+/// Each target's name, colour and identity as the page shows them.
+fn target_labels(all: &[TargetResult]) -> Vec<TargetLabel> {
+    all.iter()
         .enumerate()
         .map(|(i, t)| {
             let (colour, dash) = rules::palette(i, all.len());
@@ -142,11 +143,19 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 dash,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Each suite's sections. Relative numbers compare results equal on every swept axis: a
+/// section per combination of the axes' values (one, without a sweep).
+fn suite_sections(
+    all: &[TargetResult],
+    labels: &[TargetLabel],
+    base: usize,
+    opts: &Options,
+) -> Vec<Section> {
     let mut sections = Vec::new();
     for suite in Suite::all() {
-        // Relative numbers compare results equal on every swept axis: a section per combination
-        // of the axes' values (one, without a sweep).
         let mut combos: Vec<&BTreeMap<String, String>> = Vec::new();
         for t in all.iter().filter(|t| t.run.suite == suite) {
             if !combos.contains(&&t.run.axes) {
@@ -159,7 +168,7 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
                 .collect();
             let ctx = Ctx {
                 all,
-                labels: &labels,
+                labels,
                 relative: idx.len() > 1,
                 idx,
                 base,
@@ -179,6 +188,17 @@ pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
             sections.push(sec);
         }
     }
+    sections
+}
+
+/// Builds the document for results already read.
+pub fn build(all: &[TargetResult], opts: &Options) -> anyhow::Result<Doc> {
+    if all.is_empty() {
+        return Err(BadInput("no results to report".into()).into());
+    }
+    let base = base_index(all, opts.base.as_deref())?;
+    let labels = target_labels(all);
+    let mut sections = suite_sections(all, &labels, base, opts);
     sections.extend(scaling::sections(all));
     sections.extend(residency::section(all));
     sections.extend(repeats::section(all));

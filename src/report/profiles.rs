@@ -38,98 +38,123 @@ fn id_name(t: &TargetResult) -> String {
     }
 }
 
+/// A result's profile of `step`, when it has one.
+fn load(t: &TargetResult, step: &str) -> Option<diff::Profile> {
+    diff::load(&t.dir.join("steps").join(format!("{step}.json"))).ok()
+}
+
+/// A result's flame graph of one step, with its samples and what may be missing from them.
+fn flame_chart(name: &str, step: &str, p: &diff::Profile) -> Option<Chart> {
+    let unresolved = crate::profile::fold::stats(&p.stacks).unresolved;
+    let mut subtitle = format!(
+        "{} samples, {} with an unresolved leaf [in brackets]",
+        p.samples(),
+        unresolved
+    );
+    if let Some(share) = p.perf_cpu_share {
+        subtitle.push_str(&format!(
+            "; perf itself used {:.2}% of the host's CPU",
+            share * 100.0
+        ));
+    }
+    if let Some(why) = &p.partial {
+        subtitle.push_str(&format!("; partial: {why}"));
+    }
+    let svg = flame::svg(
+        &flame::lines(&p.stacks),
+        &format!("{name} {step}: CPU flame graph"),
+        Some(subtitle),
+        "samples",
+    )
+    .ok()?;
+    Some(chart(format!("{name} {step} flame graph"), &svg, false))
+}
+
+/// The differential flame graph of a result's profile `p` against its base's `bp`.
+fn differential_chart(
+    (name, base_name): (&str, &str),
+    step: &str,
+    bp: &diff::Profile,
+    p: &diff::Profile,
+) -> Option<Chart> {
+    let (unit, lines) = diff::differential_lines(bp, p);
+    let count = match unit {
+        diff::Unit::UsPerOp => "CPU ns/op",
+        diff::Unit::PctOfSamples => "1/100 % of samples",
+    };
+    let svg = flame::svg(
+        &lines,
+        &format!("{name} vs {base_name} {step}: differential flame graph"),
+        Some(format!(
+            "widths: {name}; red grew, blue shrank ({count} per {})",
+            p.op
+        )),
+        count,
+    )
+    .ok()?;
+    Some(chart(
+        format!("{name} vs {base_name} {step} differential flame graph"),
+        &svg,
+        true,
+    ))
+}
+
+/// One step's profiles: each result's flame graph, and against its base the differential one
+/// and the functions that changed most. The sub-section, when it has a chart, and whether any
+/// result held a profile of the step.
+fn step_section(all: &[TargetResult], base: usize, step: &str) -> (Option<Section>, bool) {
+    let mut sub = Section::new(format!("profile-{step}"), format!("Step {step}"));
+    let mut any = false;
+    // Each base's profile of the step, read once (a sweep has a base per level).
+    let mut base_profiles: BTreeMap<usize, Option<diff::Profile>> = BTreeMap::new();
+    let mut charts = Vec::new();
+    for (i, t) in all.iter().enumerate() {
+        let Some(p) = load(t, step) else { continue };
+        let name = t.shown_name();
+        any = true;
+        charts.extend(flame_chart(&name, step, &p));
+        let b = peer_base(all, base, i);
+        if b == i {
+            continue;
+        }
+        let Some(bp) = base_profiles
+            .entry(b)
+            .or_insert_with(|| load(&all[b], step))
+        else {
+            continue;
+        };
+        let base_name = all[b].shown_name();
+        charts.extend(differential_chart((&name, &base_name), step, bp, &p));
+        sub.blocks.push(Block::Table(table(
+            step,
+            (&id_name(t), &name),
+            &base_name,
+            &diff::compare(bp, &p, TOP),
+        )));
+    }
+    if charts.is_empty() {
+        return (None, any);
+    }
+    sub.blocks.insert(0, Block::Charts(charts));
+    (Some(sub), any)
+}
+
 /// The section, or None when no result holds a profile.
 pub fn section(all: &[TargetResult], base: usize) -> Option<Section> {
     let mut s = Section::new("profiles", "CPU profiles");
     let mut any = false;
-    let load = |t: &TargetResult, step: &str| {
-        diff::load(&t.dir.join("steps").join(format!("{step}.json"))).ok()
-    };
-    let steps: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for t in all {
-            for st in &t.steps {
-                if !v.contains(&st.name) {
-                    v.push(st.name.clone());
-                }
+    let mut steps: Vec<&String> = Vec::new();
+    for t in all {
+        for st in &t.steps {
+            if !steps.contains(&&st.name) {
+                steps.push(&st.name);
             }
         }
-        v
-    };
-    for step in &steps {
-        let mut sub = Section::new(format!("profile-{step}"), format!("Step {step}"));
-        // Each base's profile of the step, read once (a sweep has a base per level).
-        let mut base_profiles: BTreeMap<usize, Option<diff::Profile>> = BTreeMap::new();
-        let mut charts = Vec::new();
-        for (i, t) in all.iter().enumerate() {
-            let Some(p) = load(t, step) else { continue };
-            let name = t.shown_name();
-            any = true;
-            let unresolved = crate::profile::fold::stats(&p.stacks).unresolved;
-            let mut subtitle = format!(
-                "{} samples, {} with an unresolved leaf [in brackets]",
-                p.samples(),
-                unresolved
-            );
-            if let Some(share) = p.perf_cpu_share {
-                subtitle.push_str(&format!(
-                    "; perf itself used {:.2}% of the host's CPU",
-                    share * 100.0
-                ));
-            }
-            if let Some(why) = &p.partial {
-                subtitle.push_str(&format!("; partial: {why}"));
-            }
-            if let Ok(svg) = flame::svg(
-                &flame::lines(&p.stacks),
-                &format!("{name} {step}: CPU flame graph"),
-                Some(subtitle),
-                "samples",
-            ) {
-                charts.push(chart(format!("{name} {step} flame graph"), &svg, false));
-            }
-            let b = peer_base(all, base, i);
-            if b == i {
-                continue;
-            }
-            let Some(bp) = base_profiles
-                .entry(b)
-                .or_insert_with(|| load(&all[b], step))
-            else {
-                continue;
-            };
-            let base_name = all[b].shown_name();
-            let (unit, lines) = diff::differential_lines(bp, &p);
-            let count = match unit {
-                diff::Unit::UsPerOp => "CPU ns/op",
-                diff::Unit::PctOfSamples => "1/100 % of samples",
-            };
-            if let Ok(svg) = flame::svg(
-                &lines,
-                &format!("{name} vs {base_name} {step}: differential flame graph"),
-                Some(format!(
-                    "widths: {name}; red grew, blue shrank ({count} per {})",
-                    p.op
-                )),
-                count,
-            ) {
-                charts.push(chart(
-                    format!("{name} vs {base_name} {step} differential flame graph"),
-                    &svg,
-                    true,
-                ));
-            }
-            sub.blocks.push(Block::Table(table(
-                step,
-                (&id_name(t), &name),
-                &base_name,
-                &diff::compare(bp, &p, TOP),
-            )));
-        }
-        if !charts.is_empty() {
-            sub.blocks.insert(0, Block::Charts(charts));
-            s.sub.push(sub);
-        }
+    }
+    for step in steps {
+        let (sub, found) = step_section(all, base, step);
+        any |= found;
+        s.sub.extend(sub);
     }
     any.then_some(s)
 }

@@ -65,11 +65,10 @@ fn badness(status: &RunStatus) -> u8 {
     }
 }
 
-/// One row for the repeats of a target (`rounds` all have its name and suite, distinct rounds).
-pub fn merge(mut rounds: Vec<TargetResult>) -> TargetResult {
-    rounds.sort_by_key(|t| t.round());
+/// The steps any round planned or ran, in their order.
+fn step_names(rounds: &[TargetResult]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    for t in &rounds {
+    for t in rounds {
         for s in t
             .run
             .steps_planned
@@ -81,36 +80,40 @@ pub fn merge(mut rounds: Vec<TargetResult>) -> TargetResult {
             }
         }
     }
-    let mut warnings = Vec::new();
-    let mut steps = Vec::new();
-    for name in &names {
-        let all: Vec<(u32, &StepView)> = rounds
-            .iter()
-            .filter_map(|t| t.step(name).map(|s| (t.round().unwrap_or(0), s)))
-            .collect();
-        let ok: Vec<&StepView> = all.iter().filter(|(_, s)| s.ok()).map(|x| x.1).collect();
-        if ok.is_empty() {
-            if let Some((_, s)) = all.first() {
-                steps.push((*s).clone());
-            }
-            continue;
-        }
-        let missing: Vec<String> = rounds
-            .iter()
-            .filter(|t| !t.step(name).is_some_and(|s| s.ok()))
-            .map(|t| t.round().unwrap_or(0).to_string())
-            .collect();
-        if !missing.is_empty() {
-            warnings.push(format!(
-                "{}: step {name} has no result in round {} of {}; its numbers are the median of the other {} round(s)",
-                rounds[0].shown_name(),
-                missing.join(", "),
-                rounds.len(),
-                ok.len()
-            ));
-        }
-        steps.push(step(&ok));
+    names
+}
+
+/// Step `name` over the rounds: the median of those where it succeeded, else the first
+/// round's as it is (failed, interrupted); None when no round has it. With the warning when
+/// some rounds had no result.
+fn merged_step(rounds: &[TargetResult], name: &str) -> Option<(StepView, Option<String>)> {
+    let all: Vec<(u32, &StepView)> = rounds
+        .iter()
+        .filter_map(|t| t.step(name).map(|s| (t.round().unwrap_or(0), s)))
+        .collect();
+    let ok: Vec<&StepView> = all.iter().filter(|(_, s)| s.ok()).map(|x| x.1).collect();
+    if ok.is_empty() {
+        return all.first().map(|(_, s)| ((*s).clone(), None));
     }
+    let missing: Vec<String> = rounds
+        .iter()
+        .filter(|t| !t.step(name).is_some_and(|s| s.ok()))
+        .map(|t| t.round().unwrap_or(0).to_string())
+        .collect();
+    let warning = (!missing.is_empty()).then(|| {
+        format!(
+            "{}: step {name} has no result in round {} of {}; its numbers are the median of the other {} round(s)",
+            rounds[0].shown_name(),
+            missing.join(", "),
+            rounds.len(),
+            ok.len()
+        )
+    });
+    Some((step(&ok), warning))
+}
+
+/// The first round's run.json with the worst status of the rounds and every round's warnings.
+fn merged_run(rounds: &[TargetResult]) -> crate::results::RunFile {
     let worst = rounds
         .iter()
         .max_by_key(|t| badness(&t.run.status))
@@ -132,6 +135,21 @@ pub fn merge(mut rounds: Vec<TargetResult>) -> TargetResult {
                 .map(move |w| format!("round {r}: {w}"))
         })
         .collect();
+    run
+}
+
+/// One row for the repeats of a target (`rounds` all have its name and suite, distinct rounds).
+pub fn merge(mut rounds: Vec<TargetResult>) -> TargetResult {
+    rounds.sort_by_key(|t| t.round());
+    let mut warnings = Vec::new();
+    let mut steps = Vec::new();
+    for name in step_names(&rounds) {
+        if let Some((s, w)) = merged_step(&rounds, &name) {
+            steps.push(s);
+            warnings.extend(w);
+        }
+    }
+    let run = merged_run(&rounds);
     for t in &rounds {
         warnings.extend(t.warnings.iter().cloned());
     }

@@ -80,18 +80,13 @@ fn ordered_values(all: &[TargetResult], suite: Suite, key: &str) -> Vec<String> 
 /// Rows of one figure: a row per step and curve, a column per value.
 type Rows = Vec<(String, Vec<Option<f64>>)>;
 
-/// How each step's throughput and disk reads change with one swept setting: a row per step and
-/// target (other axes equal), a column per value. Disk reads per operation and KB per disk
-/// read show what the setting does to IO (a larger read-ahead reads more per read, a smaller
-/// page less).
-fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> {
-    let title = suite.entry().title;
-    let values = ordered_values(all, suite, key);
-    if values.len() < 2 {
-        return None;
-    }
-    // Curves: one target, the other axes equal, at each value of `key`.
-    let mut curves: Vec<(String, BTreeMap<String, usize>)> = Vec::new();
+/// A curve of a swept setting: one target, the other axes equal, named by them; the result at
+/// each value of the setting.
+type SettingCurve = (String, BTreeMap<String, usize>);
+
+/// `suite`'s results as curves over the values of `key`.
+fn setting_curves(all: &[TargetResult], suite: Suite, key: &str) -> Vec<SettingCurve> {
+    let mut curves: Vec<SettingCurve> = Vec::new();
     for (i, t) in all.iter().enumerate().filter(|(_, t)| t.run.suite == suite) {
         let Some(v) = t.run.axes.get(key) else {
             continue;
@@ -110,36 +105,67 @@ fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> 
             None => curves.push((label, BTreeMap::from([(v.clone(), i)]))),
         }
     }
-    let mut steps: Vec<String> = Vec::new();
-    for (_, m) in &curves {
+    curves
+}
+
+/// The rows of one figure by a setting: a row per step and curve with a value at any `values`.
+fn setting_rows(
+    all: &[TargetResult],
+    curves: &[SettingCurve],
+    values: &[String],
+    f: &dyn Fn(&TargetResult, &str) -> Option<f64>,
+) -> Rows {
+    let mut steps: Vec<&String> = Vec::new();
+    for (_, m) in curves {
         for &i in m.values() {
             for s in &all[i].run.steps_planned {
-                if !steps.contains(s) {
-                    steps.push(s.clone());
+                if !steps.contains(&s) {
+                    steps.push(s);
                 }
             }
         }
     }
-    let figure = |f: &dyn Fn(&TargetResult, &str) -> Option<f64>| -> Rows {
-        let mut rows = Vec::new();
-        for s in &steps {
-            for (label, m) in &curves {
-                let cells: Vec<Option<f64>> = values
-                    .iter()
-                    .map(|v| m.get(v).and_then(|i| f(&all[*i], s)))
-                    .collect();
-                if cells.iter().all(Option::is_none) {
-                    continue;
-                }
-                let row = if curves.len() > 1 {
-                    format!("{s} · {label}")
-                } else {
-                    s.clone()
-                };
-                rows.push((row, cells));
+    let mut rows = Vec::new();
+    for s in steps {
+        for (label, m) in curves {
+            let cells: Vec<Option<f64>> = values
+                .iter()
+                .map(|v| m.get(v).and_then(|i| f(&all[*i], s)))
+                .collect();
+            if cells.iter().all(Option::is_none) {
+                continue;
             }
+            let row = if curves.len() > 1 {
+                format!("{s} · {label}")
+            } else {
+                s.clone()
+            };
+            rows.push((row, cells));
         }
-        rows
+    }
+    rows
+}
+
+/// KB per disk read of a step: what a read-ahead or page size does to each read.
+fn kb_per_read(t: &TargetResult, s: &str) -> Option<f64> {
+    let r = metric(t, s, Metric::Rpq)?;
+    let kb = metric(t, s, Metric::Rkbpq)?;
+    (r > 0.0).then(|| kb / r)
+}
+
+/// How each step's throughput and disk reads change with one swept setting: a row per step and
+/// target (other axes equal), a column per value. Disk reads per operation and KB per disk
+/// read show what the setting does to IO (a larger read-ahead reads more per read, a smaller
+/// page less).
+fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> {
+    let title = suite.entry().title;
+    let values = ordered_values(all, suite, key);
+    if values.len() < 2 {
+        return None;
+    }
+    let curves = setting_curves(all, suite, key);
+    let figure = |f: &dyn Fn(&TargetResult, &str) -> Option<f64>| -> Rows {
+        setting_rows(all, &curves, &values, f)
     };
     let name = key.strip_prefix("setting.").unwrap_or(key);
     let mut sec = Section::new(
@@ -150,11 +176,6 @@ fn by_setting(all: &[TargetResult], suite: Suite, key: &str) -> Option<Section> 
         "Each step at every value of {name}, per target (other axes equal). Disk reads per \
          operation and KB per disk read show what the setting does to IO."
     )));
-    let kb_per_read = |t: &TargetResult, s: &str| {
-        let r = metric(t, s, Metric::Rpq)?;
-        let kb = metric(t, s, Metric::Rkbpq)?;
-        (r > 0.0).then(|| kb / r)
-    };
     let tables: [(&str, &str, &str, Better, Rows); 3] = [
         (
             "throughput",
@@ -301,27 +322,147 @@ fn rows_loaded(t: &TargetResult, step: &str, _level: u64) -> Option<f64> {
     t.step(step).and_then(super::suite::loaded_rows)
 }
 
-fn section(suite: Suite, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {
-    let sweep = &suite.entry().sweep;
-    let axis = XAxis::Levels(sweep.nouns);
+/// Every level any curve has, in order.
+fn levels_of(curves: &[Curve]) -> Vec<u64> {
     let mut levels: Vec<u64> = curves
         .iter()
         .flat_map(|c| c.points.values().flat_map(|m| m.keys().copied()))
         .collect();
     levels.sort_unstable();
     levels.dedup();
-    if levels.len() < 2 {
-        return None;
-    }
-    let word = sweep.noun;
+    levels
+}
+
+/// The steps some curve ran at more than one level, in the curves' order.
+fn swept_steps(curves: &[Curve]) -> Vec<String> {
     let mut steps: Vec<String> = Vec::new();
-    for c in &curves {
+    for c in curves {
         for s in &c.order {
             if !steps.contains(s) && c.points.get(s).is_some_and(|m| m.len() > 1) {
                 steps.push(s.clone());
             }
         }
     }
+    steps
+}
+
+/// What a scaling section's tables are made of: its steps, curves and levels, over `all`.
+struct Sweep<'a> {
+    suite: Suite,
+    word: &'static str,
+    steps: Vec<String>,
+    curves: Vec<Curve>,
+    levels: Vec<u64>,
+    all: &'a [TargetResult],
+}
+
+impl Sweep<'_> {
+    /// A row per step and curve, a column per level: figure `f` at each.
+    fn rows(&self, f: Figure) -> Rows {
+        let mut rows = Vec::new();
+        for s in &self.steps {
+            for c in self.curves.iter().filter(|c| c.points.contains_key(s)) {
+                let at = &c.points[s];
+                let values = self
+                    .levels
+                    .iter()
+                    .map(|l| at.get(l).and_then(|(i, step)| f(&self.all[*i], step, *l)))
+                    .collect();
+                let label = if self.curves.len() > 1 {
+                    format!("{s} · {}", c.label)
+                } else {
+                    s.clone()
+                };
+                rows.push((label, values));
+            }
+        }
+        rows
+    }
+
+    fn table(&self, key: &str, title: &str, unit: &str, better: Better, rows: Rows) -> Table {
+        let suite = self.suite;
+        table(
+            suite.name(),
+            &format!("scaling.{suite}.{key}"),
+            title,
+            unit,
+            better,
+            &self.levels,
+            rows,
+        )
+    }
+
+    /// Throughput, CPU and context switches per operation by level; after throughput, the
+    /// throughput per client or thread relative to the lowest level.
+    fn figure_tables(&self) -> Vec<Table> {
+        let word = self.word;
+        let figures: [(&str, &str, &str, Figure, Better); 3] = [
+            ("throughput", "throughput", "", headline, Better::Higher),
+            ("cpu", "host CPU per operation", "µs/op", cpu, Better::Lower),
+            (
+                "cs",
+                "context switches per operation",
+                "cs/op",
+                cs,
+                Better::Lower,
+            ),
+        ];
+        let mut out = Vec::new();
+        for (key, what, unit, f, better) in figures {
+            let rows = self.rows(f);
+            out.push(self.table(
+                key,
+                &format!("{what} by {word}s"),
+                unit,
+                better,
+                rows.clone(),
+            ));
+            if key == "throughput" {
+                let per: Rows = rows
+                    .into_iter()
+                    .map(|(label, v)| (label, per_level(&self.levels, &v)))
+                    .collect();
+                out.push(self.table(
+                    &format!("per-{word}"),
+                    &format!("throughput per {word}, relative to the lowest level"),
+                    "",
+                    Better::Higher,
+                    per,
+                ));
+            }
+        }
+        out
+    }
+
+    /// A suite whose load grows with the level (one table per client) says how much each
+    /// level loaded.
+    fn rows_loaded_table(&self) -> Option<Table> {
+        let load =
+            super::suite::loading_step(self.suite).filter(|l| self.steps.iter().any(|s| s == l))?;
+        Some(
+            self.table(
+                "rows",
+                &format!("rows each level loaded ({load})"),
+                "rows",
+                Better::Neither,
+                self.rows(rows_loaded)
+                    .into_iter()
+                    .filter(|(l, _)| l.starts_with(load))
+                    .collect(),
+            ),
+        )
+    }
+}
+
+fn section(suite: Suite, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Section> {
+    let sweep = &suite.entry().sweep;
+    let axis = XAxis::Levels(sweep.nouns);
+    let levels = levels_of(&curves);
+    if levels.len() < 2 {
+        return None;
+    }
+    let word = sweep.noun;
+    let steps = swept_steps(&curves);
     let mut sec = Section::new(
         format!("scaling-{suite}"),
         format!("Scaling: {} by {word}s", suite.entry().title),
@@ -331,81 +472,26 @@ fn section(suite: Suite, curves: Vec<Curve>, all: &[TargetResult]) -> Option<Sec
          {word} relative to the lowest level the target has a value at: 1.00 scales linearly, \
          below it each added {word} brings less."
     )));
-    let tables: [(&str, &str, &str, Figure, Better); 3] = [
-        ("throughput", "throughput", "", headline, Better::Higher),
-        ("cpu", "host CPU per operation", "µs/op", cpu, Better::Lower),
-        (
-            "cs",
-            "context switches per operation",
-            "cs/op",
-            cs,
-            Better::Lower,
-        ),
-    ];
-    let rows_of = |f: Figure| -> Vec<(String, Vec<Option<f64>>)> {
-        let mut rows = Vec::new();
-        for s in &steps {
-            for c in curves.iter().filter(|c| c.points.contains_key(s)) {
-                let at = &c.points[s];
-                let values = levels
-                    .iter()
-                    .map(|l| at.get(l).and_then(|(i, step)| f(&all[*i], step, *l)))
-                    .collect();
-                let label = if curves.len() > 1 {
-                    format!("{s} · {}", c.label)
-                } else {
-                    s.clone()
-                };
-                rows.push((label, values));
-            }
-        }
-        rows
+    let sweep = Sweep {
+        suite,
+        word,
+        steps,
+        curves,
+        levels,
+        all,
     };
-    for (key, what, unit, f, better) in tables {
-        let rows = rows_of(f);
-        sec.blocks.push(Block::Table(table(
-            suite.name(),
-            &format!("scaling.{suite}.{key}"),
-            &format!("{what} by {word}s"),
-            unit,
-            better,
-            &levels,
-            rows.clone(),
-        )));
-        if key == "throughput" {
-            let per: Vec<(String, Vec<Option<f64>>)> = rows
-                .into_iter()
-                .map(|(label, v)| (label, per_level(&levels, &v)))
-                .collect();
-            sec.blocks.push(Block::Table(table(
-                suite.name(),
-                &format!("scaling.{suite}.per-{word}"),
-                &format!("throughput per {word}, relative to the lowest level"),
-                "",
-                Better::Higher,
-                &levels,
-                per,
-            )));
-        }
-    }
-    // A suite whose load grows with the level (one table per client) says how much each
-    // level loaded.
-    if let Some(load) = super::suite::loading_step(suite).filter(|l| steps.iter().any(|s| s == l)) {
-        sec.blocks.push(Block::Table(table(
-            suite.name(),
-            &format!("scaling.{suite}.rows"),
-            &format!("rows each level loaded ({load})"),
-            "rows",
-            Better::Neither,
-            &levels,
-            rows_of(rows_loaded)
-                .into_iter()
-                .filter(|(l, _)| l.starts_with(load))
-                .collect(),
-        )));
-    }
     sec.blocks
-        .push(Block::Charts(charts(&steps, &curves, &levels, axis, all)));
+        .extend(sweep.figure_tables().into_iter().map(Block::Table));
+    if let Some(t) = sweep.rows_loaded_table() {
+        sec.blocks.push(Block::Table(t));
+    }
+    sec.blocks.push(Block::Charts(charts(
+        &sweep.steps,
+        &sweep.curves,
+        &sweep.levels,
+        axis,
+        all,
+    )));
     Some(sec)
 }
 

@@ -6,7 +6,7 @@
 
 use super::chart::{self, BarChart};
 use super::common::{
-    metric_columns, metric_value, not_measured, rel_legend, relative_rows, rough_cpu, round_values,
+    metric_columns, metric_rows, metric_value, not_measured, rel_legend, relative_rows, rough_cpu,
     sanitize, state, State, SB_METRICS,
 };
 use super::confidence;
@@ -97,10 +97,11 @@ fn stated_group(s: &StepView) -> Option<&str> {
     part(s).map(|p| p.group.as_str()).or(s.group.as_deref())
 }
 
-pub fn build(ctx: &Ctx) -> Section {
-    let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
+/// The microbenchmarks the targets ran or planned, in their order, less those the original
+/// does not report; and whether the `.pre` runs were left out.
+fn step_names(ctx: &Ctx, ts: &[&TargetResult]) -> (Vec<String>, bool) {
     let mut names: Vec<String> = Vec::new();
-    for t in &ts {
+    for t in ts {
         for n in t
             .run
             .steps_planned
@@ -128,8 +129,14 @@ pub fn build(ctx: &Ctx) -> Section {
     if pre_hidden {
         names.retain(|n| !is_pre(n));
     }
+    (names, pre_hidden)
+}
+
+/// Each microbenchmark with its summary group: the one a result states, else the one its name
+/// implies (those are returned too, for the warning), else "other".
+fn grouped(ts: &[&TargetResult], names: &[String]) -> (Vec<(String, &'static str)>, Vec<String>) {
     let mut inferred = Vec::new();
-    let group_of = |n: &str, inferred: &mut Vec<String>| -> &'static str {
+    let mut group_of = |n: &str| -> &'static str {
         let stated = ts
             .iter()
             .filter_map(|t| t.step(n))
@@ -145,10 +152,14 @@ pub fn build(ctx: &Ctx) -> Section {
             },
         }
     };
-    let groups: Vec<(String, &'static str)> = names
-        .iter()
-        .map(|n| (n.clone(), group_of(n, &mut inferred)))
-        .collect();
+    let groups = names.iter().map(|n| (n.clone(), group_of(n))).collect();
+    (groups, inferred)
+}
+
+pub fn build(ctx: &Ctx) -> Section {
+    let ts: Vec<&TargetResult> = ctx.idx.iter().map(|i| &ctx.all[*i]).collect();
+    let (names, pre_hidden) = step_names(ctx, &ts);
+    let (groups, inferred) = grouped(&ts, &names);
 
     let mut sec = Section::new(SYSBENCH, "sysbench microbenchmarks");
     sec.blocks.push(Block::Text(format!(
@@ -229,17 +240,20 @@ fn new_table(id: String, title: String, kind: Kind, columns: Vec<Column>) -> Tab
     }
 }
 
-fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Section {
-    let mut sec = Section::new(format!("sysbench-{}", sanitize(g)), title);
-    let cols: Vec<Column> = members
-        .iter()
-        .map(|m| Column::new(m, m, "QPS", "queries per second", Better::Higher))
-        .collect();
+/// A group's absolute QPS table, each column's top and bottom quarter marked; with the
+/// values, `[row][column]`.
+fn qps_table(
+    ctx: &Ctx,
+    g: &str,
+    title: &str,
+    members: &[&String],
+    cols: &[Column],
+) -> (Table, Vec<Vec<Option<f64>>>) {
     let mut abs = new_table(
         format!("sysbench-{}-qps", sanitize(g)),
         format!("{title}: QPS"),
         Kind::Absolute,
-        cols.clone(),
+        cols.to_vec(),
     );
     let mut grid: Vec<Vec<Option<f64>>> = Vec::new();
     for &i in &ctx.idx {
@@ -284,80 +298,105 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
     abs.legend = Some(
         "Per column: green = top quarter of the range, red = bottom quarter (none when min >= 0.8 x max).".into(),
     );
-    sec.blocks.push(Block::Table(abs));
-    if !ctx.relative {
-        return sec;
-    }
-    let bi = ctx
-        .idx
+    (abs, grid)
+}
+
+/// The row index of the base target among the section's targets.
+fn base_row(ctx: &Ctx) -> usize {
+    ctx.idx
         .iter()
         .position(|i| *i == ctx.suite_base())
-        .unwrap_or(0);
-    let rel_id = format!("sysbench-{}-qps-rel", sanitize(g));
+        .unwrap_or(0)
+}
+
+/// One target's QPS against the base's for each member, each called faster or slower only on
+/// its interval; with the ratios.
+fn relative_qps_row(
+    ctx: &Ctx,
+    r: usize,
+    i: usize,
+    members: &[&String],
+    grid: &[Vec<Option<f64>>],
+    tally: &mut confidence::Tally,
+) -> (Row, Vec<Option<f64>>) {
+    let bi = base_row(ctx);
+    let t = &ctx.all[i];
+    let base_t = &ctx.all[ctx.suite_base()];
+    let mut row_ratios = Vec::new();
+    let cells = members
+        .iter()
+        .enumerate()
+        .map(|(c, m)| match state(t, m) {
+            State::Ok(_) => {
+                let mut cell = rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
+                if r != bi {
+                    tally.add(confidence::judge_speed(
+                        &mut cell,
+                        t,
+                        base_t,
+                        m,
+                        ctx.thresholds,
+                    ));
+                }
+                row_ratios.push(match cell.value {
+                    super::model::Value::Num(v) => Some(v),
+                    _ => None,
+                });
+                cell
+            }
+            State::No(cell) => {
+                row_ratios.push(None);
+                cell
+            }
+        })
+        .collect();
+    let row = Row {
+        label: t.name().into(),
+        target: Some(i),
+        cells,
+        note: None,
+    };
+    (row, row_ratios)
+}
+
+/// A group's QPS relative to the base, with the ratios `[row][column]` and what was called.
+fn relative_qps_table(
+    ctx: &Ctx,
+    rel_id: &str,
+    title: &str,
+    members: &[&String],
+    cols: &[Column],
+    grid: &[Vec<Option<f64>>],
+) -> (Table, Vec<Vec<Option<f64>>>, confidence::Tally) {
     let mut rel = new_table(
-        rel_id.clone(),
+        rel_id.to_string(),
         format!("{title}: QPS relative to the base"),
         Kind::Relative,
-        Column::ratios(&cols),
+        Column::ratios(cols),
     );
     let mut ratios: Vec<Vec<Option<f64>>> = Vec::new();
     let mut tally = confidence::Tally::default();
-    let base_t = &ctx.all[ctx.suite_base()];
     for (r, &i) in ctx.idx.iter().enumerate() {
-        let t = &ctx.all[i];
-        let mut row_ratios = Vec::new();
-        let cells = members
-            .iter()
-            .enumerate()
-            .map(|(c, m)| match state(t, m) {
-                State::Ok(_) => {
-                    let mut cell =
-                        rel_cell(grid[r][c], grid[bi][c], Better::Higher, ctx.thresholds);
-                    if r != bi {
-                        tally.add(confidence::judge_speed(
-                            &mut cell,
-                            t,
-                            base_t,
-                            m,
-                            ctx.thresholds,
-                        ));
-                    }
-                    row_ratios.push(match cell.value {
-                        super::model::Value::Num(v) => Some(v),
-                        _ => None,
-                    });
-                    cell
-                }
-                State::No(cell) => {
-                    row_ratios.push(None);
-                    cell
-                }
-            })
-            .collect();
+        let (row, row_ratios) = relative_qps_row(ctx, r, i, members, grid, &mut tally);
         ratios.push(row_ratios);
-        rel.rows.push(Row {
-            label: t.name().into(),
-            target: Some(i),
-            cells,
-            note: None,
-        });
+        rel.rows.push(row);
     }
     rel.legend = Some(rel_legend(ctx));
     rel.base = Some(ctx.base_name().into());
-    sec.blocks.push(Block::Table(rel));
-    if let Some(t) = tally.sentence() {
-        sec.blocks.push(Block::Text(t));
-    }
+    (rel, ratios, tally)
+}
 
+/// The bar chart of every other target's relative QPS, one bar group per member.
+fn qps_chart(ctx: &Ctx, title: &str, members: &[&String], ratios: &[Vec<Option<f64>>]) -> Chart {
     let others: Vec<(usize, Vec<Option<f64>>)> = ctx
         .idx
         .iter()
-        .zip(&ratios)
+        .zip(ratios)
         .filter(|(i, _)| **i != ctx.suite_base())
         .map(|(i, r)| (*i, r.clone()))
         .collect();
     let chart_title = format!("{title}: QPS relative to {}", ctx.base_name());
-    sec.blocks.push(Block::Charts(vec![Chart {
+    Chart {
         title: chart_title.clone(),
         svg: chart::bar_svg(&BarChart {
             title: chart_title,
@@ -368,8 +407,19 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
             targets: ctx.labels,
         }),
         base_dependent: true,
-    }]));
+    }
+}
 
+/// Average, median, min, max and standard deviation of each target's relative QPS over the
+/// group (`source`: the relative table they are read from).
+fn stats_table(
+    ctx: &Ctx,
+    g: &str,
+    title: &str,
+    members: usize,
+    ratios: &[Vec<Option<f64>>],
+    source: String,
+) -> Table {
     let stat_cols = vec![
         Column::new(
             "avg",
@@ -395,7 +445,7 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
         Kind::Stats,
         stat_cols,
     );
-    st.source = Some(rel_id);
+    st.source = Some(source);
     st.base = Some(ctx.base_name().into());
     for (r, &i) in ctx.idx.iter().enumerate() {
         let vals: Vec<f64> = ratios[r].iter().flatten().copied().collect();
@@ -411,11 +461,117 @@ fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Sectio
         });
     }
     st.legend = Some(format!(
-        "Over the relative QPS of the {} microbenchmarks of the group that have a ratio (`inf` and gaps left out); standard deviation of the population.",
-        members.len()
+        "Over the relative QPS of the {members} microbenchmarks of the group that have a ratio (`inf` and gaps left out); standard deviation of the population."
     ));
-    sec.blocks.push(Block::Table(st));
+    st
+}
+
+/// A summary group: its QPS, and against a base its relative QPS, their chart and statistics.
+fn group_section(ctx: &Ctx, g: &str, title: &str, members: &[&String]) -> Section {
+    let mut sec = Section::new(format!("sysbench-{}", sanitize(g)), title);
+    let cols: Vec<Column> = members
+        .iter()
+        .map(|m| Column::new(m, m, "QPS", "queries per second", Better::Higher))
+        .collect();
+    let (abs, grid) = qps_table(ctx, g, title, members, &cols);
+    sec.blocks.push(Block::Table(abs));
+    if !ctx.relative {
+        return sec;
+    }
+    let rel_id = format!("sysbench-{}-qps-rel", sanitize(g));
+    let (rel, ratios, tally) = relative_qps_table(ctx, &rel_id, title, members, &cols, &grid);
+    sec.blocks.push(Block::Table(rel));
+    if let Some(t) = tally.sentence() {
+        sec.blocks.push(Block::Text(t));
+    }
+    sec.blocks
+        .push(Block::Charts(vec![qps_chart(ctx, title, members, &ratios)]));
+    sec.blocks.push(Block::Table(stats_table(
+        ctx,
+        g,
+        title,
+        members.len(),
+        &ratios,
+        rel_id,
+    )));
     sec
+}
+
+/// The metric columns of a microbenchmark's steps, and o/s (the QPS) last; each with the keys
+/// to read.
+fn metrics_columns(steps: &[&StepView]) -> Vec<(Column, Vec<String>)> {
+    let mut cols = metric_columns(steps, SB_METRICS);
+    cols.push((
+        Column::new(
+            "o/s",
+            "o/s",
+            "",
+            "operations per second: the QPS",
+            Better::Higher,
+        ),
+        Vec::new(),
+    ));
+    cols
+}
+
+/// A step's value of a metrics column: o/s is its QPS, the others are read by their keys.
+fn metrics_value(s: &StepView, (col, names): &(Column, Vec<String>)) -> Option<f64> {
+    if col.key == "o/s" {
+        qps(s)
+    } else {
+        metric_value(s, names)
+    }
+}
+
+/// One microbenchmark's metrics: absolute, against a base relative, and its devices when a
+/// target has several.
+fn step_metrics(ctx: &Ctx, n: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let steps: Vec<&StepView> = ctx
+        .idx
+        .iter()
+        .filter_map(|i| match state(&ctx.all[*i], n) {
+            State::Ok(s) => Some(s),
+            State::No(_) => None,
+        })
+        .collect();
+    let cols = metrics_columns(&steps);
+    let columns: Vec<Column> = cols.iter().map(|c| c.0.clone()).collect();
+    let id = format!("sysbench-m-{}", sanitize(n));
+    let mut abs = new_table(
+        id.clone(),
+        format!("{n}: metrics"),
+        Kind::Absolute,
+        columns.clone(),
+    );
+    abs.step = Some(n.to_string());
+    let (rows, values, rounds) =
+        metric_rows(ctx, n, cols.len(), &|s, c| metrics_value(s, &cols[c]));
+    abs.rows = rows;
+    blocks.push(Block::Table(abs.clone()));
+    if ctx.relative {
+        let mut rel = new_table(
+            format!("{id}-rel"),
+            format!("{n}: metrics relative to the base"),
+            Kind::Relative,
+            Column::ratios(&columns),
+        );
+        rel.step = Some(n.to_string());
+        let (rows, tally) = relative_rows(&abs, &values, &rounds, base_row(ctx), &columns, ctx);
+        rel.rows = rows;
+        rel.legend = Some(rel_legend(ctx));
+        rel.base = Some(ctx.base_name().into());
+        blocks.push(Block::Table(rel));
+        if let Some(t) = tally.sentence() {
+            blocks.push(Block::Text(t));
+        }
+    }
+    // One device per target repeats the columns above; several (a log device of its own)
+    // are worth a table each microbenchmark.
+    if let Some(t) = super::devices::table(ctx, SYSBENCH, n, true) {
+        blocks.push(Block::Table(t));
+    }
+    blocks
 }
 
 fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
@@ -440,112 +596,8 @@ fn metrics_section(ctx: &Ctx, names: &[String]) -> Section {
         ));
         return sec;
     }
-    let bi = ctx
-        .idx
-        .iter()
-        .position(|i| *i == ctx.suite_base())
-        .unwrap_or(0);
     for n in names {
-        let steps: Vec<&StepView> = ctx
-            .idx
-            .iter()
-            .filter_map(|i| match state(&ctx.all[*i], n) {
-                State::Ok(s) => Some(s),
-                State::No(_) => None,
-            })
-            .collect();
-        let mut cols = metric_columns(&steps, SB_METRICS);
-        cols.push((
-            Column::new(
-                "o/s",
-                "o/s",
-                "",
-                "operations per second: the QPS",
-                Better::Higher,
-            ),
-            Vec::new(),
-        ));
-        let columns: Vec<Column> = cols.iter().map(|c| c.0.clone()).collect();
-        let id = format!("sysbench-m-{}", sanitize(n));
-        let mut abs = new_table(
-            id.clone(),
-            format!("{n}: metrics"),
-            Kind::Absolute,
-            columns.clone(),
-        );
-        abs.step = Some(n.clone());
-        let mut values: Vec<Option<Vec<Option<f64>>>> = Vec::new();
-        let mut rounds: Vec<Vec<Vec<f64>>> = Vec::new();
-        for &i in &ctx.idx {
-            let t = &ctx.all[i];
-            rounds.push(round_values(t, n, cols.len(), &|s, c| {
-                let (col, names) = &cols[c];
-                if col.key == "o/s" {
-                    qps(s)
-                } else {
-                    metric_value(s, names)
-                }
-            }));
-            match state(t, n) {
-                State::Ok(s) => {
-                    let v: Vec<Option<f64>> = cols
-                        .iter()
-                        .map(|(c, names)| {
-                            if c.key == "o/s" {
-                                qps(s)
-                            } else {
-                                metric_value(s, names)
-                            }
-                        })
-                        .collect();
-                    abs.rows.push(Row {
-                        label: t.name().into(),
-                        target: Some(i),
-                        cells: v
-                            .iter()
-                            .map(|x| match x {
-                                Some(x) => Cell::num(*x, number::sig(*x)),
-                                None => Cell::gap("not in this target's result"),
-                            })
-                            .collect(),
-                        note: None,
-                    });
-                    values.push(Some(v));
-                }
-                State::No(c) => {
-                    abs.rows.push(Row {
-                        label: t.name().into(),
-                        target: Some(i),
-                        cells: vec![c.clone(); columns.len()],
-                        note: c.note.clone(),
-                    });
-                    values.push(None);
-                }
-            }
-        }
-        sec.blocks.push(Block::Table(abs.clone()));
-        if ctx.relative {
-            let mut rel = new_table(
-                format!("{id}-rel"),
-                format!("{n}: metrics relative to the base"),
-                Kind::Relative,
-                Column::ratios(&columns),
-            );
-            rel.step = Some(n.clone());
-            let (rows, tally) = relative_rows(&abs, &values, &rounds, bi, &columns, ctx);
-            rel.rows = rows;
-            rel.legend = Some(rel_legend(ctx));
-            rel.base = Some(ctx.base_name().into());
-            sec.blocks.push(Block::Table(rel));
-            if let Some(t) = tally.sentence() {
-                sec.blocks.push(Block::Text(t));
-            }
-        }
-        // One device per target repeats the columns above; several (a log device of its own)
-        // are worth a table each microbenchmark.
-        if let Some(t) = super::devices::table(ctx, SYSBENCH, n, true) {
-            sec.blocks.push(Block::Table(t));
-        }
+        sec.blocks.extend(step_metrics(ctx, n));
     }
     sec
 }

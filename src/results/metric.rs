@@ -108,6 +108,28 @@ impl Metric {
         Metric::WriteKbPerOp,
     ];
 
+    /// Where the metric stands in `ALL`.
+    pub const fn index(self) -> usize {
+        let mut i = 0;
+        while i < Metric::ALL.len() {
+            if Metric::ALL[i] as u8 == self as u8 {
+                return i;
+            }
+            i += 1;
+        }
+        panic!("every metric is in Metric::ALL")
+    }
+
+    /// The metrics of `ALL` from `first` to `last`, both included: a report table's columns,
+    /// which `ALL` lists together in the table's order, so no table re-lists them.
+    pub const fn span(first: Metric, last: Metric) -> &'static [Metric] {
+        Metric::ALL
+            .split_at(last.index() + 1)
+            .0
+            .split_at(first.index())
+            .1
+    }
+
     /// The name reports (JSON, CSV column keys) and the history store the figure under.
     pub fn key(self) -> &'static str {
         use Metric::*;
@@ -438,6 +460,19 @@ mod tests {
         for (m, want) in CLAIMS {
             assert_eq!(m.value(&hw), Some(want), "{m:?}");
         }
+    }
+
+    #[test]
+    fn a_span_is_the_metrics_between_its_ends() {
+        for (i, m) in Metric::ALL.into_iter().enumerate() {
+            assert_eq!(m.index(), i);
+        }
+        assert_eq!(Metric::span(Rps, Rps), [Rps]);
+        assert_eq!(
+            Metric::span(Cspq, ClientCpuUsPerOp),
+            [Cspq, Cpupq, ClientCpuUsPerOp]
+        );
+        assert_eq!(Metric::span(Rps, WriteKbPerOp), Metric::ALL);
     }
 
     #[test]

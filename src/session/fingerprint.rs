@@ -21,7 +21,17 @@ pub fn of(target: &Target, suite: &dyn Suite) -> anyhow::Result<BTreeMap<String,
         format!("{}.preset", suite.suite()),
         suite.preset().to_string(),
     );
-    flatten(&suite.parameters()?, suite.suite().to_string(), &mut out);
+    // Arrays stay whole, as journals written before the shared flatten have them.
+    let whole = crate::json::Flatten {
+        skip: &[],
+        element_names: None,
+    };
+    crate::json::flatten(
+        &suite.parameters()?,
+        &whole,
+        suite.suite().to_string(),
+        &mut out,
+    );
     let t = |k: &str| format!("target.{k}");
     out.insert(t("engine"), target.engine.name().to_string());
     out.insert(t("config"), target.config.clone());
@@ -61,22 +71,6 @@ pub fn of(target: &Target, suite: &dyn Suite) -> anyhow::Result<BTreeMap<String,
         }
     }
     Ok(out)
-}
-
-fn flatten(v: &serde_json::Value, key: String, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                flatten(x, format!("{key}.{k}"), out);
-            }
-        }
-        serde_json::Value::String(s) => {
-            out.insert(key, s.clone());
-        }
-        other => {
-            out.insert(key, other.to_string());
-        }
-    }
 }
 
 /// What differs between two definitions of a cell, in words (the first few keys), or None.
