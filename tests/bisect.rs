@@ -39,14 +39,17 @@ fn bisect_args<'a>(targets: &[&'a str], out: &'a str) -> Vec<&'a str> {
     for t in targets {
         a.extend(["--target", t]);
     }
-    // A 50% threshold: the configs differ twelvefold; equal ones on a loaded host by less.
+    // Twice or half: the configs differ tenfold; rounds of equal ones on a loaded host (a
+    // tenth of a second each) by up to half.
     a.extend([
         "--steps",
         "l.i0",
         "--rows-l-i0",
         "20k",
         "--threshold",
-        "50",
+        "100",
+        "--max-rounds",
+        "15",
         "--no-calibration",
         "--out",
         out,

@@ -267,8 +267,8 @@ fn measure_batch(
     if resume {
         let j = campaign::read_own_journal(dir)?;
         let mut had: Vec<&str> = j.cells.iter().map(|c| c.target.as_str()).collect();
-        had.dedup();
         had.sort_unstable();
+        had.dedup();
         let mut want: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
         want.sort_unstable();
         if had != want || j.rounds != rounds {

@@ -42,10 +42,11 @@ pub struct BisectArgs {
     #[arg(long, value_name = "NAME", default_value = "headline")]
     pub metric: String,
 
-    /// A difference is a change only when its whole 95% interval is beyond ±PCT percent
-    /// [default: 5, the report's verdict's].
-    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
-    pub threshold: f64,
+    /// A difference is a change only when its whole 95% interval is beyond PCT percent either
+    /// way: above 1 + PCT/100 or below its inverse (100: twice or half) [default: the report's
+    /// verdict's, 0.95 and 1.05].
+    #[arg(long, value_name = "PCT")]
+    pub threshold: Option<f64>,
 
     /// Rounds a build is measured at most before a verdict on it is given up as undecided
     /// (--repeats is how many it gets first, default 3; two more are added at a time).
@@ -93,10 +94,9 @@ pub fn run(mut args: BisectArgs) -> anyhow::Result<i32> {
             args.max_rounds
         ));
     }
-    if !(args.threshold > 0.0 && args.threshold < 100.0) {
+    if let Some(p) = args.threshold.filter(|p| !(*p > 0.0 && *p <= 1000.0)) {
         return bad_input(format!(
-            "--threshold {} is not a percentage between 0 and 100",
-            args.threshold
+            "--threshold {p} is not a percentage above 0 and at most 1000"
         ));
     }
     let out = match (&resume_dir, &args.run.out) {

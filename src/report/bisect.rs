@@ -204,11 +204,16 @@ pub fn judge(
     }
 }
 
-/// Thresholds of ±`pct` percent.
-pub fn thresholds(pct: f64) -> Thresholds {
-    Thresholds {
-        low: 1.0 - pct / 100.0,
-        high: 1.0 + pct / 100.0,
+/// Thresholds `pct` percent either way on the ratio's own scale: above 1 + pct/100, or below its
+/// inverse (so 100 is "twice as fast or half as fast"); None: the report's verdict's, 0.95 and
+/// 1.05.
+pub fn thresholds(pct: Option<f64>) -> Thresholds {
+    match pct {
+        None => Thresholds::default(),
+        Some(p) => Thresholds {
+            low: 1.0 / (1.0 + p / 100.0),
+            high: 1.0 + p / 100.0,
+        },
     }
 }
 
