@@ -4,6 +4,7 @@
 //! `runner` runs them on threads and measures -> `results` writes them -> `report` reads them.
 
 pub mod analysis;
+pub mod bisect;
 pub mod cli;
 pub mod dbms;
 pub mod engines;

@@ -268,6 +268,15 @@ fn fetch_gets_builds_and_starts_nothing() {
 }
 
 #[test]
+fn a_bisect_runs_through_the_session_and_judges_through_the_report() {
+    walls(
+        "bisect",
+        &[],
+        &["cli", "dbms", "server", "runner", "metrics", "workload"],
+    );
+}
+
+#[test]
 fn the_session_does_not_print_or_parse_flags() {
     walls("session", &[], &["cli"]);
     for f in files("session") {
@@ -923,7 +932,7 @@ const REPORT_LAYERS: &[(&str, &[&str])] = &[
             "scaling",
         ],
     ),
-    ("render", &["html", "markdown", "export"]),
+    ("render", &["html", "markdown", "export", "bisect"]),
 ];
 
 /// A lower layer of the report never imports a higher one, so loading can be tested without

@@ -5,6 +5,7 @@
 mod common;
 
 mod architecture;
+mod bisect;
 mod campaigns;
 mod cli;
 mod confidence;

@@ -24,6 +24,8 @@ macro_rules! say {
     }};
 }
 
+mod bisect;
+mod bisect_between;
 mod fetch;
 mod flags;
 mod given;
@@ -75,6 +77,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a benchmark suite against one or more targets and write a result directory.
     Run(Box<RunArgs>),
+    /// Find the build that changed a step's figure in an ordered list of builds (releases,
+    /// local builds of successive commits, configs): noise-aware, resumable (docs/bisect.md).
+    Bisect(Box<bisect::BisectArgs>),
     /// Start or stop a private server instance to look at by hand.
     #[command(subcommand)]
     Server(server::ServerCommand),
@@ -107,23 +112,30 @@ pub fn parse<T: Into<OsString> + Clone>(
     let mut cmd = Cli::command();
     let m = cmd.try_get_matches_from_mut(&argv)?;
     let mut cli = Cli::from_arg_matches(&m)?;
-    if let (Command::Run(r), Some(("run", rm))) = (&mut cli.command, m.subcommand()) {
-        let run = cmd.find_subcommand("run").expect("run is declared");
-        r.given = given::Given::of(run, rm);
-        r.argv = argv
-            .iter()
-            .skip(1)
-            .map(|w| w.to_str().map(str::to_string))
-            .collect::<Option<_>>()
-            // A raw error: one sentence, without the usage clap adds to a mistyped option.
-            .ok_or_else(|| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::InvalidUtf8,
-                    "dbperf run's arguments must be UTF-8 text: the run's journal keeps them \
-                     to resume it\n",
-                )
-            })?;
-    }
+    let (r, name, rm) = match (&mut cli.command, m.subcommand()) {
+        (Command::Run(r), Some(("run", rm))) => (&mut **r, "run", rm),
+        (Command::Bisect(b), Some(("bisect", bm))) => (&mut b.run, "bisect", bm),
+        _ => return Ok(cli),
+    };
+    let sub = cmd
+        .find_subcommand(name)
+        .expect("the subcommand is declared");
+    r.given = given::Given::of(sub, rm);
+    r.argv = argv
+        .iter()
+        .skip(1)
+        .map(|w| w.to_str().map(str::to_string))
+        .collect::<Option<_>>()
+        // A raw error: one sentence, without the usage clap adds to a mistyped option.
+        .ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!(
+                    "dbperf {name}'s arguments must be UTF-8 text: its journal keeps them to \
+                     resume it\n"
+                ),
+            )
+        })?;
     Ok(cli)
 }
 
@@ -146,6 +158,7 @@ pub fn main() -> i32 {
         // Handed to Slurm instead of run here.
         Command::Run(args) if args.slurm.is_some() => slurm::submit(&args),
         Command::Run(args) => run::run(*args),
+        Command::Bisect(args) => bisect::run(*args),
         Command::Server(cmd) => server::run(cmd),
         Command::Host(cmd) => host::run(cmd),
         Command::Writeamp(a) => writeamp::run(a),

@@ -19,7 +19,7 @@ use crate::spec::{self, presets, target::Target};
 use crate::suites::Suite;
 
 /// Set by Ctrl-C or SIGTERM (cli/signals.rs); the session checks it between and within steps.
-fn interrupt_flag() -> Arc<AtomicBool> {
+pub(super) fn interrupt_flag() -> Arc<AtomicBool> {
     super::signals::stop_flag("stopping the step and writing what was measured")
 }
 
@@ -178,7 +178,7 @@ fn start(args: RunArgs) -> anyhow::Result<Start> {
 }
 
 /// The run's targets, resolved (builds fetched where asked), each accepted by every suite.
-fn targets(
+pub(super) fn targets(
     a: &RunArgs,
     file: &spec::config_file::ConfigFile,
     w: &What,
@@ -238,10 +238,25 @@ fn request(start: Start, w: What, targets: Vec<Target>) -> anyhow::Result<Reques
         (None, Some(p)) => absolute(p)?,
         (None, None) => absolute(&default_out(&w.name, &a.preset))?,
     };
+    let req = run_request(a, &w, targets, out)?;
     Ok(Request {
-        suites: w.suites,
-        targets,
-        out,
+        resume: start.resume_dir.is_some(),
+        retry_failed: start.retry_failed,
+        invocation: start.invocation,
+        ..req
+    })
+}
+
+/// The session request of `a`'s run flags over `targets` into `out`: a fresh run, retrying
+/// failed cells on a resume, with no invocation recorded (the caller sets those). `dbperf
+/// bisect` makes one per measurement.
+pub(super) fn run_request(
+    a: &RunArgs,
+    w: &What,
+    targets: Vec<Target>,
+    out: PathBuf,
+) -> anyhow::Result<Request> {
+    Ok(Request {
         work_dir: a.work_dir.as_deref().map(absolute).transpose()?,
         keep_data: a.keep_data,
         socket: a.transport == TransportArg::Socket,
@@ -259,15 +274,12 @@ fn request(start: Start, w: What, targets: Vec<Target>) -> anyhow::Result<Reques
         pause_between: Duration::from_secs(w.pause_between),
         rounds: w.rounds,
         shard: a.shard,
-        campaign: w.campaign,
-        base: w.base,
-        resume: start.resume_dir.is_some(),
-        retry_failed: start.retry_failed,
+        campaign: w.campaign.clone(),
+        base: w.base.clone(),
         interrupt: interrupt_flag(),
         profile: profile_settings(a),
-        invocation: start.invocation,
-        hosts: w.hosts,
-        host_roots: crate::host::Roots::default(),
+        hosts: w.hosts.clone(),
+        ..Request::new(w.suites.clone(), targets, out)
     })
 }
 

@@ -32,6 +32,17 @@ fn seconds(s: &StepView) -> Option<Vec<f64>> {
     (v.len() >= MIN_SECONDS).then_some(v)
 }
 
+/// What one round of a step gives the interval of its headline: its full seconds' rates (and
+/// true), or for a step too short for its own series (l.x, small sizes) its headline alone.
+pub(super) fn step_rates(s: &StepView) -> Option<(Vec<f64>, bool)> {
+    match seconds(s) {
+        Some(v) => Some((v, true)),
+        None => Some(s.headline.value)
+            .filter(|x| x.is_finite())
+            .map(|x| (vec![x], false)),
+    }
+}
+
 fn rounds(t: &TargetResult, step: &str) -> Option<Vec<Vec<f64>>> {
     let runs: Vec<&TargetResult> = if t.repeats.is_empty() {
         vec![t]
@@ -42,15 +53,10 @@ fn rounds(t: &TargetResult, step: &str) -> Option<Vec<Vec<f64>>> {
     let v: Vec<Vec<f64>> = runs
         .iter()
         .filter_map(|r| r.step(step).filter(|s| s.ok()))
-        .filter_map(|s| match seconds(s) {
-            Some(v) => {
-                long = true;
-                Some(v)
-            }
-            // A step too short for its own series (l.x, small sizes) is one value per round.
-            None => Some(s.headline.value)
-                .filter(|x| x.is_finite())
-                .map(|x| vec![x]),
+        .filter_map(|s| {
+            let (v, of_seconds) = step_rates(s)?;
+            long |= of_seconds;
+            Some(v)
         })
         .collect();
     // Enough to resample: a series of seconds, or rounds enough to stand for the run-to-run

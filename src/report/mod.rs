@@ -8,6 +8,7 @@
 //! them (`ibench`, `sysbench`, `details`, ... with `analysis` for the statistics); and `html`,
 //! `markdown` and `export` (CSV, JSON), which write the one model out.
 
+pub mod bisect;
 pub mod chart;
 mod common;
 mod completeness;

@@ -3,6 +3,7 @@
 //! atomically (temporary file + rename) the moment the step ends. Every JSON file carries
 //! `schema`; readers refuse versions from the future.
 
+pub mod bisect;
 pub mod campaign;
 pub mod config_source;
 pub mod hardware;
