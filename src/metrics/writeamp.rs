@@ -42,10 +42,9 @@ pub fn analyse(
         Family::MySql => {
             // Both snapshots were taken (`without_counters` otherwise), and asked for it.
             if !delta.contains_key("innodb_os_log_fsyncs") {
-                let since = if engine == Engine::MariaDb {
-                    " (MariaDB 10.8+ removed it)"
-                } else {
-                    ""
+                let since = match engine {
+                    Engine::MariaDb => " (MariaDB 10.8+ removed it)",
+                    _ => "",
                 };
                 notes.push(format!(
                     "Innodb_os_log_fsyncs does not exist on this {engine} server{since}: log \

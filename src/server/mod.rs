@@ -240,28 +240,18 @@ impl Running {
 
     /// Where the server's log ends now: the offset `log_since` reads from.
     pub fn log_offset(&self) -> u64 {
-        crate::safe_fs::log_len(&self.log)
+        safe_fs::log_len(&self.log)
     }
 
-    /// What the server wrote to its log from `offset` (`log_offset`) on, without the password:
-    /// at most its last [`process::LOG_READ_MAX`] bytes. None when the log cannot be read.
-    pub fn log_since(&self, offset: u64) -> Option<LogPart> {
-        let (text, bytes) =
-            crate::safe_fs::read_log_from(&self.log, offset, process::LOG_READ_MAX)?;
-        Some(LogPart {
+    /// What the server wrote to its log from `offset` (`log_offset`) on, without the password
+    /// (at most [`process::LOG_READ_MAX`] bytes); None when the log cannot be read.
+    pub fn log_since(&self, offset: u64) -> Option<process::LogPart> {
+        let (text, bytes) = safe_fs::read_log_from(&self.log, offset, process::LOG_READ_MAX)?;
+        Some(process::LogPart {
             text: self.redact(&text),
             bytes,
         })
     }
-}
-
-/// A part of a server's log: what it wrote over some time (a step).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogPart {
-    /// Its text, the last [`process::LOG_READ_MAX`] bytes when it is longer.
-    pub text: String,
-    /// How many bytes the server wrote then.
-    pub bytes: u64,
 }
 
 impl Drop for Running {

@@ -4,12 +4,16 @@
 
 use std::path::Path;
 
-use crate::server::{LogPart, Running};
+use crate::server::process::LogPart;
+use crate::server::Running;
 
 /// At most this many of the part's last lines are quoted in an error, and at most
 /// [`QUOTED_BYTES`] of them: the error is shown in the terminal, run.json and the report.
 const QUOTED_LINES: usize = 8;
 const QUOTED_BYTES: usize = 1536;
+/// A quoted line longer than this is cut (PostgreSQL logs a waiting statement whole), so one
+/// insert batch does not crowd out the lines that say why.
+const LINE_BYTES: usize = 200;
 
 /// What a failed step records of its server's log.
 pub(super) struct StepLog {
@@ -61,9 +65,25 @@ pub(super) fn during_step(running: &Running, offset: u64, steps_dir: &Path, step
     }
 }
 
+fn cut_line(l: &str) -> String {
+    if l.len() <= LINE_BYTES {
+        return l.to_string();
+    }
+    let mut cut = LINE_BYTES;
+    while !l.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{} [cut]", &l[..cut])
+}
+
 /// The last lines of `part` for an error: at most [`QUOTED_LINES`] and [`QUOTED_BYTES`].
 pub(super) fn quote(part: &LogPart) -> String {
-    let lines: Vec<&str> = part.text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines: Vec<String> = part
+        .text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(cut_line)
+        .collect();
     let mut kept: Vec<&str> = Vec::new();
     let mut bytes = 0;
     for l in lines.iter().rev().take(QUOTED_LINES) {
@@ -71,7 +91,7 @@ pub(super) fn quote(part: &LogPart) -> String {
             break;
         }
         bytes += l.len() + 1;
-        kept.push(l);
+        kept.push(l.as_str());
     }
     kept.reverse();
     let mut out = kept.join("\n");
@@ -104,7 +124,8 @@ mod tests {
             bytes: 10_000,
             text: format!("short\n{long}\n"),
         });
-        assert!(q.len() <= QUOTED_BYTES + 6, "{}", q.len());
+        assert!(q.starts_with("short\nxxx"), "{q}");
+        assert!(q.len() <= 6 + LINE_BYTES + 6, "{}", q.len());
         assert!(q.ends_with("[cut]"));
     }
 }
