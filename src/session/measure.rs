@@ -250,9 +250,10 @@ fn conclude(
     // The same snapshots however the step ended: a failed or interrupted step's are the ones
     // that say why.
     let reachable = reachable(cx, &m);
+    let within = snapshot_within(cx, &m);
     let counters_after = reachable
         .clone()
-        .and_then(|()| counters(&cx.cost.dbms, cx.quiet));
+        .and_then(|()| counters(&cx.cost.dbms, within));
     cx.monitor.step_ends();
     // After the last counters: the reports are for reading, and the time they take is nobody's.
     let mut warnings = warnings;
@@ -260,7 +261,7 @@ fn conclude(
         Ok(()) => write_diagnostics(
             cx.steps_dir,
             name,
-            cx.cost.dbms.diagnostics(cx.quiet),
+            cx.cost.dbms.diagnostics(within),
             &mut files.failures,
         ),
         Err(e) => {
@@ -301,6 +302,21 @@ fn counters(dbms: &Arc<dyn Dbms>, within: Duration) -> metrics::Counters {
         },
         message: e.to_string(),
     })
+}
+
+/// How long each end snapshot of an interrupted step may wait: Ctrl-C asked to stop, and a
+/// stopping run's liveness probe says yes at once (it judges no server), so a hung server is
+/// met by this deadline instead.
+const INTERRUPTED_SNAPSHOT: Duration = Duration::from_secs(2);
+
+/// Each end snapshot's deadline: --statement-timeout, or [`INTERRUPTED_SNAPSHOT`] at most
+/// after Ctrl-C.
+fn snapshot_within(cx: &MeasureCx, m: &StepMeasurement) -> Duration {
+    if m.interrupted {
+        cx.quiet.min(INTERRUPTED_SNAPSHOT)
+    } else {
+        cx.quiet
+    }
 }
 
 /// Whether the end-of-step snapshots can be taken. A step that ended by itself reached its
