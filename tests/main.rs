@@ -11,6 +11,7 @@ mod cli;
 mod confidence;
 mod devices;
 mod error_classes;
+mod failed_steps;
 mod faults;
 mod fetch;
 mod fuzz;

@@ -150,11 +150,14 @@ impl Dbms for Classified {
         self.inner
             .maintain_after_load(tables, deadline, done, restore)
     }
-    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
-        self.inner.counters()
+    fn counters(&self, within: Duration) -> Result<Vec<(String, f64)>, DbError> {
+        self.inner.counters(within)
     }
-    fn diagnostics(&self) -> Vec<(&'static str, String)> {
-        self.inner.diagnostics()
+    fn diagnostics(&self, within: Duration) -> Vec<(&'static str, String)> {
+        self.inner.diagnostics(within)
+    }
+    fn stall_state(&self, within: Duration) -> super::StallState {
+        self.inner.stall_state(within)
     }
     fn answers(&self, within: Duration) -> bool {
         self.inner.answers(within)

@@ -15,6 +15,7 @@ mod pg_wire;
 pub mod postgres;
 pub mod rows;
 pub mod sqlite;
+pub mod stall;
 pub mod wire_error;
 
 pub use keep::{Keep, CELL_COST, KEEP, KEEP_REPORT, SKIP};
@@ -22,6 +23,7 @@ pub use keep::{Keep, CELL_COST, KEEP, KEEP_REPORT, SKIP};
 pub use net::MAX_MESSAGE;
 pub use open::{create_database, open_embedded, EmbeddedConfig, ServerAdapter};
 pub use rows::Rows;
+pub use stall::StallState;
 
 use crate::engines::Engine;
 use std::fmt;
@@ -194,6 +196,18 @@ impl Timeouts {
             ..Timeouts::default()
         }
     }
+
+    /// A snapshot's waits (counters, status reports, the state at a stall): the login and each
+    /// statement bounded by `within`, and not cut by the run's stop flag, so a step stopped by
+    /// Ctrl-C or failed still gets them, each in bounded time.
+    pub fn snapshot(&self, within: Duration) -> Timeouts {
+        Timeouts {
+            connect: within.min(self.connect),
+            statement: within,
+            ddl: within,
+            stop: None,
+        }
+    }
 }
 
 /// What a wait on the server ends with when the run is asked to stop (Ctrl-C) while it waits.
@@ -340,16 +354,24 @@ pub trait Dbms: Send + Sync {
     /// The engine's cumulative counters (log bytes and syncs, pages and bytes written, blocks
     /// read, ...) and sizes, by name; a step records the difference of two snapshots
     /// (docs/metrics.md, "DBMS counters"). Names differ by engine and version: only those this
-    /// server has are returned.
-    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+    /// server has are returned. A snapshot: on a connection of its own, waiting at most `within`
+    /// for the login and each statement (`Timeouts::snapshot`).
+    fn counters(&self, _within: Duration) -> Result<Vec<(String, f64)>, DbError> {
         Ok(Vec::new())
     }
     /// The engine's own status reports, kept beside each step's file as the original's scripts
     /// keep them (SHOW ENGINE INNODB STATUS, SHOW GLOBAL STATUS, RocksDB's stats, PostgreSQL's
     /// pg_stat views): (a short name for the file, the text), for a person to read after the
-    /// run. A report that cannot be read is its name with a sentence saying why.
-    fn diagnostics(&self) -> Vec<(&'static str, String)> {
+    /// run. A report that cannot be read is its name with a sentence saying why. A snapshot, as
+    /// `counters`.
+    fn diagnostics(&self, _within: Duration) -> Vec<(&'static str, String)> {
         Vec::new()
+    }
+    /// The server's own view of a stall (`stall`): every session and what it waits on, the
+    /// lock waits with who holds them, the engine's status. A snapshot, as `counters`. Empty
+    /// for an engine with no sessions to show.
+    fn stall_state(&self, _within: Duration) -> StallState {
+        StallState::default()
     }
     /// Directories outside the data directory where the server writes its logs (InnoDB's redo,
     /// the binlog, MyRocks' WAL), as the server reports them, so their devices' IO is counted

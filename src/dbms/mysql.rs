@@ -23,6 +23,8 @@
 //! * Lock waits that time out (1205) and deadlocks (1213) are transient. MyRocks reports its
 //!   snapshot conflicts as 1213 too ("... (snapshot conflict)"), checked on MariaDB 10.11.
 
+mod stall;
+
 use crate::engines::Engine;
 use std::time::{Duration, Instant};
 
@@ -146,8 +148,17 @@ impl Mysql {
     }
 
     fn open(&self) -> Result<Wire, DbError> {
+        self.open_with(self.timeouts.clone())
+    }
+
+    /// A connection of a snapshot's own, bounded by `within` (`Timeouts::snapshot`).
+    fn open_snapshot(&self, within: Duration) -> Result<Wire, DbError> {
+        self.open_with(self.timeouts.snapshot(within))
+    }
+
+    fn open_with(&self, timeouts: Timeouts) -> Result<Wire, DbError> {
         let e = &self.endpoint;
-        super::mysql_auth::connect(e, self.timeouts.clone()).map_err(|err| {
+        super::mysql_auth::connect(e, timeouts).map_err(|err| {
             let lost = err.lost_at_login();
             let mut d = map_err(err);
             d.lost = lost;
@@ -447,8 +458,8 @@ impl Dbms for Mysql {
 
     /// What the original's scripts save per step: every status counter, and the storage
     /// engine's own report (InnoDB's monitor, or MyRocks' compaction and memtable statistics).
-    fn diagnostics(&self) -> Vec<(&'static str, String)> {
-        let mut conn = match self.open() {
+    fn diagnostics(&self, within: Duration) -> Vec<(&'static str, String)> {
+        let mut conn = match self.open_snapshot(within) {
             Ok(c) => c,
             Err(e) => return vec![("global_status", format!("could not be read: {e}\n"))],
         };
@@ -482,6 +493,10 @@ impl Dbms for Mysql {
         vec![("global_status", status), (report, engine)]
     }
 
+    fn stall_state(&self, within: Duration) -> super::StallState {
+        stall::state(self, within)
+    }
+
     fn log_dirs(&self) -> Vec<std::path::PathBuf> {
         let Ok(mut conn) = self.open() else {
             return Vec::new();
@@ -507,8 +522,8 @@ impl Dbms for Mysql {
         log_dirs_from(&vars)
     }
 
-    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
-        let mut conn = self.open()?;
+    fn counters(&self, within: Duration) -> Result<Vec<(String, f64)>, DbError> {
+        let mut conn = self.open_snapshot(within)?;
         // InnoDB's log and data writes (Innodb_os_log_fsyncs is gone from MariaDB 10.8+: then
         // it is simply absent), the binlog, MyRocks' write path, and both engines' cache hits
         // and misses (in memory or IO-bound, docs/metrics.md).

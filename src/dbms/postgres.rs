@@ -195,6 +195,18 @@ impl Conn for PgConn {
     }
 }
 
+/// Each session waiting on a lock with each session blocking it, as `stall::LockWait`'s JSON.
+const PG_LOCK_WAITS: &str = "SELECT json_build_object(\
+     'waiter', w.pid::text, 'waiter_query', left(coalesce(w.query, ''), 300), \
+     'holder', h.pid::text, 'holder_state', coalesce(h.state, ''), \
+     'holder_query', left(coalesce(h.query, ''), 300), \
+     'object', coalesce((SELECT coalesce(l.relation::regclass::text, l.locktype) || ' (' \
+         || l.mode || ')' FROM pg_locks l WHERE l.pid = w.pid AND NOT l.granted LIMIT 1), \
+         'a lock'), \
+     'waited_s', extract(epoch FROM now() - w.query_start)::float8)::text \
+     FROM pg_stat_activity w CROSS JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS b(pid) \
+     JOIN pg_stat_activity h ON h.pid = b.pid";
+
 pub struct Postgres {
     endpoint: Endpoint,
     /// The engine of the PostgreSQL family this server is, as the target named it: passed in,
@@ -231,6 +243,11 @@ impl Postgres {
 
     fn pg(&self) -> Result<PgConn, DbError> {
         PgConn::connect_with(&self.endpoint, self.timeouts.clone())
+    }
+
+    /// A connection of a snapshot's own, bounded by `within` (`Timeouts::snapshot`).
+    fn pg_snapshot(&self, within: std::time::Duration) -> Result<PgConn, DbError> {
+        PgConn::connect_with(&self.endpoint, self.timeouts.snapshot(within))
     }
 }
 
@@ -281,9 +298,69 @@ impl Dbms for Postgres {
         super::pg_wire::answers(&self.endpoint, within, self.timeouts.stop.as_deref())
     }
 
+    /// Every other session with its wait event, the locks, each session blocked with the one
+    /// blocking it (`pg_blocking_pids`), and the progress views of what may run long.
+    fn stall_state(&self, within: std::time::Duration) -> super::StallState {
+        let mut c = match self.pg_snapshot(within) {
+            Ok(c) => c,
+            Err(e) => {
+                return super::StallState {
+                    reports: vec![("pg_stat_activity", format!("could not be read: {e}\n"))],
+                    ..Default::default()
+                }
+            }
+        };
+        let version = c
+            .query_i64("SELECT current_setting('server_version_num')::int")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        let mut lines = |sql: &str| match c.query_strings(sql, KEEP) {
+            Ok(rows) => Ok(rows),
+            Err(e) => Err(format!("could not be read: {e}\n")),
+        };
+        let text = |r: &Result<Vec<String>, String>| match r {
+            Ok(rows) => rows.iter().map(|l| format!("{l}\n")).collect(),
+            Err(e) => e.clone(),
+        };
+        let mut reports = Vec::new();
+        for (name, sql) in [
+            ("pg_stat_activity", "SELECT row_to_json(a)::text FROM pg_stat_activity a WHERE a.pid <> pg_backend_pid()"),
+            ("pg_locks", "SELECT row_to_json(l)::text FROM pg_locks l WHERE l.pid IS DISTINCT FROM pg_backend_pid()"),
+        ] {
+            reports.push((name, text(&lines(sql))));
+        }
+        let waits = lines(PG_LOCK_WAITS);
+        let lock_waits = waits
+            .as_ref()
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|r| serde_json::from_str(r).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        reports.push(("lock_waits", text(&waits)));
+        for (view, since) in [
+            ("pg_stat_progress_create_index", 120_000),
+            ("pg_stat_progress_vacuum", 0),
+            ("pg_stat_progress_analyze", 130_000),
+            ("pg_stat_progress_copy", 140_000),
+        ] {
+            if version >= since {
+                let sql = format!("SELECT row_to_json(v)::text FROM {view} v");
+                reports.push((view, text(&lines(&sql))));
+            }
+        }
+        super::StallState {
+            reports,
+            lock_waits,
+            purge: None,
+        }
+    }
+
     /// The statistics views the original's scripts save per step, one JSON object per row so
     /// every column keeps its name.
-    fn diagnostics(&self) -> Vec<(&'static str, String)> {
+    fn diagnostics(&self, within: std::time::Duration) -> Vec<(&'static str, String)> {
         // (view, first version that has it, filter)
         const VIEWS: [(&str, i64, &str); 9] = [
             ("pg_stat_database", 0, " WHERE datname = current_database()"),
@@ -296,7 +373,7 @@ impl Dbms for Postgres {
             ("pg_statio_user_tables", 0, ""),
             ("pg_statio_user_indexes", 0, ""),
         ];
-        let mut c = match self.pg() {
+        let mut c = match self.pg_snapshot(within) {
             Ok(c) => c,
             Err(e) => return vec![("pg_stat", format!("could not be read: {e}\n"))],
         };
@@ -319,8 +396,8 @@ impl Dbms for Postgres {
             .collect()
     }
 
-    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
-        let mut c = self.pg()?;
+    fn counters(&self, within: std::time::Duration) -> Result<Vec<(String, f64)>, DbError> {
+        let mut c = self.pg_snapshot(within)?;
         let version = c
             .query_i64("SELECT current_setting('server_version_num')::int")?
             .unwrap_or(0);

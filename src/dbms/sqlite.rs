@@ -339,7 +339,7 @@ impl Dbms for Sqlite {
 
     /// SQLite keeps no cumulative write counters across connections: its sizes instead (the
     /// database's pages and the WAL file), whose differences are the growth over a step.
-    fn counters(&self) -> Result<Vec<(String, f64)>, DbError> {
+    fn counters(&self, _within: std::time::Duration) -> Result<Vec<(String, f64)>, DbError> {
         let conn = self.open_connection()?;
         let pages: i64 = conn
             .query_row("PRAGMA page_count", [], |r| r.get(0))

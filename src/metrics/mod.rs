@@ -13,9 +13,19 @@ use std::time::Instant;
 use crate::engines::{Engine, Family};
 
 pub use crate::results::hardware::{
-    CpuUse, DbmsCounters, DeviceIo, DeviceRole, Hardware, HostRates, IbenchRow, IoRates, PerInsert,
-    PerOp, SysbenchRow,
+    CpuUse, DbmsCounters, DeviceIo, DeviceRole, Hardware, HostRates, IbenchRow, IoRates,
+    MissingSnapshot, NotTaken, PerInsert, PerOp, SnapshotAt, SysbenchRow,
 };
+
+/// A snapshot of the DBMS's counters that was not taken: why, as a type, and its sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotRead {
+    pub why: NotTaken,
+    pub message: String,
+}
+
+/// One snapshot of the DBMS's counters, by name, or why there is none.
+pub type Counters = Result<Vec<(String, f64)>, NotRead>;
 
 use proc::{DiskIo, HostCpu, ProcCpu, Tree, USER_HZ};
 
@@ -119,17 +129,19 @@ impl Snapshot {
 }
 
 /// Differences of two counter snapshots, and the write amplification they imply with the
-/// device's bytes written from `hw`.
+/// device's bytes written from `hw`. A snapshot not taken leaves every counter out and says so
+/// (`missing`), never as a counter the server lacks.
 pub fn dbms_counters(
     engine: Engine,
-    start: Result<Vec<(String, f64)>, String>,
-    end: Result<Vec<(String, f64)>, String>,
+    start: Counters,
+    end: Counters,
     data_dir: Option<&Path>,
     hw: &mut Hardware,
 ) -> DbmsCounters {
-    let (start, end, error) = match (start, end) {
+    let (start, end, missing) = match (start, end) {
         (Ok(a), Ok(b)) => (a, b, None),
-        (Err(e), _) | (_, Err(e)) => (Vec::new(), Vec::new(), Some(e)),
+        (Err(e), _) => (Vec::new(), Vec::new(), Some((SnapshotAt::Start, e))),
+        (_, Err(e)) => (Vec::new(), Vec::new(), Some((SnapshotAt::End, e))),
     };
     let a: std::collections::BTreeMap<String, f64> = start.into_iter().collect();
     let end: std::collections::BTreeMap<String, f64> = end.into_iter().collect();
@@ -155,8 +167,9 @@ pub fn dbms_counters(
         .io
         .as_ref()
         .map(|i| i.write_kb_per_s * 1024.0 * hw.interval_s);
-    DbmsCounters {
-        write_amplification: writeamp::analyse(
+    let write_amplification = match &missing {
+        Some((at, e)) => writeamp::without_counters(*at, &e.message, device),
+        None => writeamp::analyse(
             engine,
             &delta,
             device,
@@ -164,9 +177,13 @@ pub fn dbms_counters(
                 .or_else(|| end.get("block_size"))
                 .copied(),
         ),
+    };
+    DbmsCounters {
+        write_amplification,
         delta,
         end,
-        error,
+        error: missing.as_ref().map(|(_, e)| e.message.clone()),
+        missing: missing.map(|(at, e)| MissingSnapshot { at, why: e.why }),
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::engines::{Engine, Family};
 
-pub use crate::results::hardware::WriteAmp;
+pub use crate::results::hardware::{SnapshotAt, WriteAmp};
 
 /// Filesystem page: a synced write smaller than this still writes (at least) this much.
 pub const FS_PAGE: f64 = 4096.0;
@@ -40,12 +40,16 @@ pub fn analyse(
             get(delta, "rocksdb_wal_synced"),
         ),
         Family::MySql => {
+            // Both snapshots were taken (`without_counters` otherwise), and asked for it.
             if !delta.contains_key("innodb_os_log_fsyncs") {
-                notes.push(
-                    "Innodb_os_log_fsyncs does not exist on this server (MariaDB 10.8+ removed \
-                     it): log bytes per sync and the padding estimate are not available"
-                        .into(),
-                );
+                let since = match engine {
+                    Engine::MariaDb => " (MariaDB 10.8+ removed it)",
+                    _ => "",
+                };
+                notes.push(format!(
+                    "Innodb_os_log_fsyncs does not exist on this {engine} server{since}: log \
+                     bytes per sync and the padding estimate are not available"
+                ));
             }
             (
                 Some("Innodb_os_log_written"),
@@ -184,6 +188,31 @@ pub fn analyse(
     }
 }
 
+/// The write amplification of a step whose counter snapshot at `at` was not taken (`why`):
+/// only the device's bytes are known, and the note says which snapshot is missing rather than
+/// which counter.
+pub fn without_counters(at: SnapshotAt, why: &str, device_write_bytes: Option<f64>) -> WriteAmp {
+    WriteAmp {
+        log_counter: None,
+        data_counter: None,
+        log_bytes: None,
+        log_syncs: None,
+        data_bytes: None,
+        device_write_bytes,
+        amplification: None,
+        log_bytes_per_sync: None,
+        padded_log_bytes: None,
+        padding_factor: None,
+        binlog_bytes: None,
+        binlog_syncs: None,
+        binlog_bytes_per_sync: None,
+        notes: vec![format!(
+            "the DBMS's counters were not read at the step's {at} ({why}): write amplification, \
+             log bytes per sync and the padding estimate are not available"
+        )],
+    }
+}
+
 /// Longest `SHOW GLOBAL STATUS` text read: a server prints under 2,000 rows of short lines.
 pub const STATUS_TEXT_MAX: usize = 4 << 20;
 
@@ -296,6 +325,35 @@ mod tests {
         );
         assert_eq!(w.amplification, Some(2.0));
         assert_eq!(w.padding_factor, Some(1.0));
+    }
+
+    /// A step whose end snapshot was not taken (a failed step on a stalled server) says so,
+    /// never that the server lacks a counter.
+    #[test]
+    fn a_missing_snapshot_is_not_a_missing_counter() {
+        let w = without_counters(SnapshotAt::End, "the server did not answer", Some(1e6));
+        assert_eq!(w.device_write_bytes, Some(1e6));
+        assert_eq!(w.log_syncs, None);
+        assert_eq!(w.notes.len(), 1);
+        assert!(
+            w.notes[0].contains("not read at the step's end"),
+            "{:?}",
+            w.notes
+        );
+        assert!(!w.notes[0].contains("does not exist"), "{:?}", w.notes);
+        let w = analyse(
+            Engine::MySql,
+            &m(&[("innodb_os_log_written", 1e6)]),
+            None,
+            None,
+        );
+        let note = w
+            .notes
+            .iter()
+            .find(|n| n.contains("Innodb_os_log_fsyncs"))
+            .unwrap();
+        assert!(note.contains("this mysql server:"), "{note}");
+        assert!(!note.contains("MariaDB"), "{note}");
     }
 
     #[test]

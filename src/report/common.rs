@@ -24,13 +24,22 @@ pub fn state<'a>(t: &'a TargetResult, step: &str) -> State<'a> {
         ),
         Some(s) => State::No(Cell::text("failed").mark(Mark::Gap).note(format!(
             "the step failed: {}",
-            s.error.as_deref().unwrap_or("no error recorded")
+            first_line(s.error.as_deref().unwrap_or("no error recorded"))
         ))),
         None if t.planned(step) => State::No(Cell::gap(match &t.run.failed_step {
             Some(f) => format!("not run: the target stopped at {f}"),
             None => "not run: the target stopped before this step".to_string(),
         })),
         None => State::No(Cell::gap("not part of this target's run")),
+    }
+}
+
+/// An error's first line, for a note or a warning: a step's error may go on with the lines
+/// the server logged, which its step file and `<step>.server-log.txt` keep.
+pub fn first_line(error: &str) -> String {
+    match error.split_once('\n') {
+        Some((first, _)) => format!("{} (more in the step's file)", first.trim_end_matches(':')),
+        None => error.to_string(),
     }
 }
 

@@ -221,7 +221,7 @@ fn run_warnings(t: &TargetResult, name: &str) -> Vec<String> {
         "failed" => out.push(format!(
             "{name}: step {} failed ({}); the steps after it did not run, every other step is reported.",
             t.run.failed_step.as_deref().unwrap_or("?"),
-            t.run.error.as_deref().unwrap_or("no error recorded")
+            super::common::first_line(t.run.error.as_deref().unwrap_or("no error recorded"))
         )),
         "interrupted" => out.push(format!(
             "{name}: the run was interrupted (Ctrl-C); steps after the interrupted one did not run."

@@ -180,6 +180,45 @@ pub struct DbmsCounters {
     pub write_amplification: WriteAmp,
     /// Why counters are missing (the query failed, or the engine has none).
     pub error: Option<String>,
+    /// Which of the step's two counter snapshots was not taken, and why, as a type: a missing
+    /// snapshot is never read as a counter the server lacks. Absent when both were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<MissingSnapshot>,
+}
+
+/// A counter snapshot of a step that was not taken.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MissingSnapshot {
+    pub at: SnapshotAt,
+    pub why: NotTaken,
+}
+
+/// Which end of a step a snapshot belongs to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotAt {
+    Start,
+    End,
+}
+
+/// Why a snapshot of the server was not taken.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NotTaken {
+    /// The server did not answer a new connection within the snapshot's deadline (a stalled,
+    /// stopped or killed server).
+    NoAnswer,
+    /// The server answered, and the snapshot's query failed (its sentence is `error`).
+    Failed,
+}
+
+impl std::fmt::Display for SnapshotAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SnapshotAt::Start => "start",
+            SnapshotAt::End => "end",
+        })
+    }
 }
 
 /// The original sysbench report's metrics (SB/an.sh): per op, o/s = the op rate.

@@ -176,6 +176,8 @@ struct Shared {
     primaries_left: AtomicUsize,
     primaries_done: AtomicBool,
     failure: Mutex<Option<(String, Option<Cause>)>>,
+    /// Told of the step's first failure before any role is told to stop (`Watchdog::on_failure`).
+    on_failure: Option<OnFailure>,
     ready: Barrier,
     go: Barrier,
     start: OnceLock<Instant>,
@@ -186,10 +188,15 @@ impl Shared {
         self.fail_with(msg, None);
     }
 
-    /// The step's first failure wins; every role stops.
+    /// The step's first failure wins; every role stops. The first is told to `on_failure`
+    /// before that, with the failure's lock held: a role failing meanwhile waits, so the
+    /// step's connections are still as they were at the failure.
     fn fail_with(&self, msg: String, cause: Option<Cause>) {
-        let mut f = self.failure.lock().unwrap();
+        let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
         if f.is_none() {
+            if let Some(hook) = &self.on_failure {
+                hook(cause.as_ref());
+            }
             *f = Some((msg, cause));
         }
         self.abort.store(true, Ordering::SeqCst);
@@ -253,7 +260,14 @@ pub struct Watchdog {
     pub op_limit: Duration,
     /// The step's failure when an operation is under way past `op_limit`.
     pub overdue: Failure,
+    /// Called once with the cause of the step's first failure (a role's or the watchdog's),
+    /// before any role is told to stop: what the server is doing at that moment can still be
+    /// seen. It runs on the failing thread and should be bounded by a deadline of its own.
+    pub on_failure: Option<OnFailure>,
 }
+
+/// What a step's first failure is told to (`Watchdog::on_failure`).
+pub type OnFailure = Box<dyn Fn(Option<&Cause>) + Send + Sync>;
 
 /// A step's failure decided outside its roles: its sentence and what it was.
 #[derive(Debug, Clone)]
@@ -279,7 +293,7 @@ pub fn run_step_watched(
     plan: StepPlan,
     observer: &mut dyn Observer,
     interrupt: &Arc<AtomicBool>,
-    watchdog: Option<Watchdog>,
+    mut watchdog: Option<Watchdog>,
 ) -> StepMeasurement {
     let nkinds = plan.kinds.len();
     let target = plan_target(&plan.target_rows_per_s, plan.paced_kind);
@@ -295,6 +309,7 @@ pub fn run_step_watched(
         primaries_left: AtomicUsize::new(primaries),
         primaries_done: AtomicBool::new(primaries == 0),
         failure: Mutex::new(None),
+        on_failure: watchdog.as_mut().and_then(|w| w.on_failure.take()),
         ready: Barrier::new(nroles + 1),
         go: Barrier::new(nroles + 1),
         start: OnceLock::new(),

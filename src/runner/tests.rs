@@ -443,7 +443,52 @@ fn answering(op_limit: Duration) -> Watchdog {
             message: "overdue".into(),
             cause: Some(Arc::new(Marker)),
         },
+        on_failure: None,
     }
+}
+
+/// The first failure is told of before any role stops: the other connections still work
+/// while it looks (what the stall snapshot reads), and it is told once.
+#[test]
+fn the_first_failure_is_told_before_the_roles_stop() {
+    let done = Arc::new(AtomicU64::new(0));
+    let plan = StepPlan {
+        kinds: vec!["insert"],
+        roles: vec![
+            spec(
+                "busy",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(u64::MAX, 0, 1, Duration::from_millis(1), &done),
+            ),
+            spec(
+                "stuck",
+                Pace::Closed,
+                Lifetime::Primary,
+                counter(1, 0, 1, Duration::from_secs(20), &done),
+            ),
+        ],
+        target_rows_per_s: None,
+        paced_kind: None,
+    };
+    let told = Arc::new(AtomicU64::new(0));
+    let advanced = Arc::new(AtomicBool::new(false));
+    let mut w = answering(Duration::from_secs(1));
+    let (t, a, d) = (told.clone(), advanced.clone(), done.clone());
+    w.on_failure = Some(Box::new(move |cause| {
+        assert!(cause.is_some_and(|c| c.is::<Marker>()));
+        t.fetch_add(1, Ordering::SeqCst);
+        let before = d.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(300));
+        a.store(d.load(Ordering::SeqCst) > before, Ordering::SeqCst);
+    }));
+    let m = run_step_watched(plan, &mut (), &no_interrupt(), Some(w));
+    assert_eq!(m.failure.as_deref(), Some("overdue"));
+    assert_eq!(told.load(Ordering::SeqCst), 1);
+    assert!(
+        advanced.load(Ordering::SeqCst),
+        "the busy role was stopped before the hook"
+    );
 }
 
 #[test]

@@ -700,10 +700,68 @@ pub fn read_log_end(path: &Path, cap: u64) -> String {
     }
 }
 
+/// The size of the log at `path` now (see [`open_regular`]): where the part a later
+/// [`read_log_from`] reads begins. 0 when it cannot be read safely.
+pub fn log_len(path: &Path) -> u64 {
+    open_regular(path)
+        .and_then(|f| f.metadata())
+        .map(|m| m.len())
+        .unwrap_or(0)
+}
+
+/// What was written to the log at `path` from byte `from` on, as (text, bytes written): at
+/// most its last `cap` bytes, from a line's start when cut. A log shorter than `from` was
+/// replaced, and is read from its start. None when it cannot be read safely.
+pub fn read_log_from(path: &Path, from: u64, cap: u64) -> Option<(String, u64)> {
+    let mut f = open_regular(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let from = if len < from { 0 } else { from };
+    let start = from.max(len.saturating_sub(cap));
+    f.seek(SeekFrom::Start(start)).ok()?;
+    let mut out = Vec::new();
+    (&mut f).take(len - start).read_to_end(&mut out).ok()?;
+    if start > from {
+        let cut = out
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(out.len(), |i| i + 1);
+        out.drain(..cut);
+    }
+    Some((String::from_utf8_lossy(&out).into_owned(), len - from))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_log_is_read_from_an_offset_bounded_and_from_a_lines_start() {
+        use std::io::Write;
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("log");
+        fs::write(&p, "start-up 1\nstart-up 2\n").unwrap();
+        let from = log_len(&p);
+        assert_eq!(read_log_from(&p, from, 1000), Some((String::new(), 0)));
+        let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"during 1\nduring 2\n").unwrap();
+        assert_eq!(
+            read_log_from(&p, from, 1000),
+            Some(("during 1\nduring 2\n".to_string(), 18))
+        );
+        assert_eq!(
+            read_log_from(&p, from, 12),
+            Some(("during 2\n".to_string(), 18))
+        );
+        // Replaced by a shorter log: read from its start.
+        fs::write(&p, "new\n").unwrap();
+        assert_eq!(
+            read_log_from(&p, from, 1000),
+            Some(("new\n".to_string(), 4))
+        );
+        symlink(&p, t.path().join("link")).unwrap();
+        assert_eq!(read_log_from(&t.path().join("link"), 0, 1000), None);
+    }
 
     fn mode(p: &Path) -> u32 {
         fs::symlink_metadata(p).unwrap().mode() & 0o7777

@@ -228,6 +228,21 @@ impl Running {
     pub fn log_tail(&self, n: usize) -> String {
         self.redact(&process::tail_file(&self.log, n))
     }
+
+    /// Where the server's log ends now: the offset `log_since` reads from.
+    pub fn log_offset(&self) -> u64 {
+        safe_fs::log_len(&self.log)
+    }
+
+    /// What the server wrote to its log from `offset` (`log_offset`) on, without the password
+    /// (at most [`process::LOG_READ_MAX`] bytes); None when the log cannot be read.
+    pub fn log_since(&self, offset: u64) -> Option<process::LogPart> {
+        let (text, bytes) = safe_fs::read_log_from(&self.log, offset, process::LOG_READ_MAX)?;
+        Some(process::LogPart {
+            text: self.redact(&text),
+            bytes,
+        })
+    }
 }
 
 impl Drop for Running {

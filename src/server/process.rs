@@ -352,6 +352,15 @@ pub fn tail_file(path: &Path, n: usize) -> String {
     tail(&crate::safe_fs::read_log_end(path, LOG_READ_MAX), n)
 }
 
+/// A part of a server's log: what it wrote over some time (a step).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogPart {
+    /// Its text, the last [`LOG_READ_MAX`] bytes when it is longer.
+    pub text: String,
+    /// How many bytes the server wrote then.
+    pub bytes: u64,
+}
+
 static REGISTRY: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 pub fn register(pid: u32) {

@@ -10,7 +10,7 @@ use super::ledger::Ledger;
 use super::measure::{measure, CostSources, MeasureCx};
 use super::suite::{FinishCx, Steps};
 use super::target::{self, Access, Checked};
-use super::{events, mark, now_rfc3339, Loop, Note, Suite};
+use super::{events, mark, now_rfc3339, server_log, Loop, Note, Suite};
 use crate::dbms::{self, Dbms, Fault};
 use crate::results::campaign::ServerLease;
 use crate::results::{RunFile, RunStatus, ServerRecord, Status, StepFile};
@@ -298,6 +298,9 @@ impl Loop<'_> {
     ) -> StepFile {
         let req = self.req;
         let started_at = now_rfc3339();
+        // The step's part of the server's log begins here, its setup included.
+        let log_from = on.running.map(Running::log_offset);
+        begun.log_from = log_from;
         // Whether the step failed because the server stalled, by its failure's type: the
         // measured failure's (`Measured::stalled`), or a server that did not answer before the
         // step or in the cleanup after it. Its log tail then says why.
@@ -339,9 +342,17 @@ impl Loop<'_> {
                 (sf, measured_stall || cleanup_stall)
             }
         };
-        if let (Some(e), Some(r)) = (sf.error.as_mut(), on.running) {
-            if stalled {
-                e.push_str(&format!("; the server's log ends:\n{}", r.log_tail(15)));
+        if let (Some(r), Some(from), Status::Failed) = (on.running, log_from, sf.status) {
+            let log = server_log::during_step(r, from, on.steps_dir, &sf.step);
+            // A stall's error says what the server wrote meanwhile; the file is kept for
+            // every failure.
+            if let (Some(e), true) = (sf.error.as_mut(), stalled) {
+                e.push_str(&log.sentence);
+            }
+            sf.diagnostics.extend(log.file);
+            if let Some(w) = log.not_written {
+                self.write_failed(format!("{}: {w}", on.steps_dir.display()));
+                sf.warnings.push(format!("not written: {w}"));
             }
         }
         self.read_back_cap(&mut sf, on);

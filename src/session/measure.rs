@@ -56,8 +56,8 @@ pub struct Measured {
     /// At the step's start, or at the end of its warm-up when `after_warmup`.
     before: metrics::Snapshot,
     after: metrics::Snapshot,
-    counters_before: Result<Vec<(String, f64)>, String>,
-    counters_after: Result<Vec<(String, f64)>, String>,
+    counters_before: metrics::Counters,
+    counters_after: metrics::Counters,
     /// Whether the cost interval starts at the end of the warm-up rather than the step's start.
     pub after_warmup: bool,
     /// The series file's name, when it was written whole.
@@ -141,7 +141,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
     cx.monitor.step_begins(&name);
     // Counters first and last, so their queries fall outside the /proc interval, which the
     // runner bounds to its measured time (on_start, on_end).
-    let counters_before = cx.cost.dbms.counters().map_err(|e| e.to_string());
+    let counters_before = counters(&cx.cost.dbms, cx.quiet);
     let mut obs = Observer {
         ticker,
         series: files.series.take(),
@@ -151,6 +151,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         monitor: cx.monitor,
         events: &mut *cx.events,
         warmup: (warmup_s > 0).then(|| std::time::Duration::from_secs(warmup_s)),
+        snapshot_within: cx.quiet,
         start: None,
         end: None,
         at_warmup_end: None,
@@ -169,12 +170,24 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         statements_per_op: queries_per_op.unwrap_or(1),
         runs_long,
     };
-    let m = runner::run_step_watched(
+    let stall_found = super::stall::Slot::default();
+    let on_stall = super::stall::hook(
+        cx.cost.dbms.clone(),
+        cx.steps_dir,
+        &name,
+        cx.quiet,
+        stall_found.clone(),
+    );
+    let mut m = runner::run_step_watched(
         plan,
         &mut obs,
         cx.interrupt,
-        Some(watchdog(&cx.cost.dbms, &limits)),
+        Some(watchdog(&cx.cost.dbms, &limits, on_stall)),
     );
+    let stall = stall_found.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let (Some(f), Some(s)) = (m.failure.as_mut(), &stall) {
+        f.push_str(&s.sentence);
+    }
     let Observer {
         series,
         series_error,
@@ -194,6 +207,7 @@ pub fn measure(setup: StepSetup, cx: &mut MeasureCx) -> Measured {
         counters_before,
         recording,
         series_error,
+        stall,
     };
     conclude(cx, &name, m, ended, files, warnings)
 }
@@ -203,9 +217,11 @@ struct Ended {
     start: Option<metrics::Snapshot>,
     end: Option<metrics::Snapshot>,
     at_warmup_end: WarmupMark,
-    counters_before: Result<Vec<(String, f64)>, String>,
+    counters_before: metrics::Counters,
     recording: Option<Recording>,
     series_error: Option<std::io::Error>,
+    /// What the stall snapshot found, when the step stalled.
+    stall: Option<super::stall::Found>,
 }
 
 /// After the measured time: the profile folded, the cost interval chosen, the last counters
@@ -231,24 +247,35 @@ fn conclude(
         Some((s, c)) if after.secs_since(&s) >= 0.5 => (s, c, true),
         _ => (before, ended.counters_before, false),
     };
-    let failed = m.failure.is_some();
-    let counters_after = if failed {
-        Err("not read: the step failed".to_string())
-    } else {
-        cx.cost.dbms.counters().map_err(|e| e.to_string())
-    };
+    // The same snapshots however the step ended: a failed or interrupted step's are the ones
+    // that say why.
+    let reachable = reachable(cx, &m);
+    let within = snapshot_within(cx, &m);
+    let counters_after = reachable
+        .clone()
+        .and_then(|()| counters(&cx.cost.dbms, within));
     cx.monitor.step_ends();
     // After the last counters: the reports are for reading, and the time they take is nobody's.
-    let diagnostics = if failed {
-        Vec::new()
-    } else {
-        write_diagnostics(
+    let mut warnings = warnings;
+    let mut diagnostics = match &reachable {
+        Ok(()) => write_diagnostics(
             cx.steps_dir,
             name,
-            cx.cost.dbms.diagnostics(),
+            cx.cost.dbms.diagnostics(within),
             &mut files.failures,
-        )
+        ),
+        Err(e) => {
+            warnings.push(format!(
+                "the engine's status reports were not read: {}",
+                e.message
+            ));
+            Vec::new()
+        }
     };
+    if let Some(s) = ended.stall {
+        diagnostics.extend(s.file);
+        files.failures.extend(s.not_written);
+    }
     let series_file = files.finish(ended.series_error);
     let warnings = files.report(cx, warnings, profile.as_ref());
     Measured {
@@ -263,6 +290,53 @@ fn conclude(
         profile,
         diagnostics,
     }
+}
+
+/// One snapshot of the DBMS's counters, on a connection of its own within `within`; a server
+/// that did not answer in time is told apart by the error's type.
+fn counters(dbms: &Arc<dyn Dbms>, within: Duration) -> metrics::Counters {
+    dbms.counters(within).map_err(|e| metrics::NotRead {
+        why: match e.fault {
+            Some(f) if f.is_stall() => metrics::NotTaken::NoAnswer,
+            _ => metrics::NotTaken::Failed,
+        },
+        message: e.to_string(),
+    })
+}
+
+/// How long each end snapshot of an interrupted step may wait: Ctrl-C asked to stop, and a
+/// stopping run's liveness probe says yes at once (it judges no server), so a hung server is
+/// met by this deadline instead.
+const INTERRUPTED_SNAPSHOT: Duration = Duration::from_secs(2);
+
+/// Each end snapshot's deadline: --statement-timeout, or [`INTERRUPTED_SNAPSHOT`] at most
+/// after Ctrl-C.
+fn snapshot_within(cx: &MeasureCx, m: &StepMeasurement) -> Duration {
+    if m.interrupted {
+        cx.quiet.min(INTERRUPTED_SNAPSHOT)
+    } else {
+        cx.quiet
+    }
+}
+
+/// Whether the end-of-step snapshots can be taken. A step that ended by itself reached its
+/// server a moment ago; a failed or interrupted one first asks whether the server answers a
+/// new connection (no login), so a stopped or hung server costs one deadline, not one per
+/// snapshot, and each snapshot not taken says why.
+fn reachable(cx: &MeasureCx, m: &StepMeasurement) -> Result<(), metrics::NotRead> {
+    if m.failure.is_none() && !m.interrupted {
+        return Ok(());
+    }
+    if cx.cost.dbms.answers(cx.quiet) {
+        return Ok(());
+    }
+    Err(metrics::NotRead {
+        why: metrics::NotTaken::NoAnswer,
+        message: format!(
+            "not taken: the server did not answer a new connection within {}",
+            dbms::seconds(cx.quiet)
+        ),
+    })
 }
 
 /// A step's per-second files (the runner's series and the host's samples), with the files that
@@ -370,7 +444,7 @@ struct Limits {
 /// A step's watchdog: a step whose target stops answering is failed after the statement timeout
 /// (`stopped_answering`), and one with an operation under way past its deadlines and a margin
 /// is failed whether or not the target answers (`overdue`).
-fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> runner::Watchdog {
+fn watchdog(target: &Arc<dyn Dbms>, l: &Limits, on_failure: runner::OnFailure) -> runner::Watchdog {
     let quiet = l.statement;
     let (op_limit, option) = if l.runs_long {
         (l.ddl, "--ddl-timeout".to_string())
@@ -405,6 +479,7 @@ fn watchdog(target: &Arc<dyn Dbms>, l: &Limits) -> runner::Watchdog {
         no_answer: failure(dbms::stopped_answering(quiet), Fault::NoAnswer),
         op_limit,
         overdue: failure(dbms::overdue(op_limit, &option), Fault::Overdue),
+        on_failure: Some(on_failure),
     }
 }
 
@@ -472,7 +547,7 @@ fn profiled_pids(who: Who, sources: &metrics::Sources) -> Vec<u32> {
     pids
 }
 
-type WarmupMark = Option<(metrics::Snapshot, Result<Vec<(String, f64)>, String>)>;
+type WarmupMark = Option<(metrics::Snapshot, metrics::Counters)>;
 
 /// Fed by the runner on the thread that runs the step: /proc snapshots at the measured start,
 /// the end of the warm-up and the measured end; once a second the series row, a host sample
@@ -487,6 +562,8 @@ struct Observer<'a, 'e> {
     monitor: &'a mut Monitor,
     events: &'a mut (dyn Events + 'e),
     warmup: Option<std::time::Duration>,
+    /// Each counter snapshot's deadline.
+    snapshot_within: Duration,
     start: Option<metrics::Snapshot>,
     end: Option<metrics::Snapshot>,
     at_warmup_end: WarmupMark,
@@ -513,7 +590,7 @@ impl runner::Observer for Observer<'_, '_> {
     }
 
     fn on_mark(&mut self) {
-        let counters = self.cost.dbms.counters().map_err(|e| e.to_string());
+        let counters = counters(&self.cost.dbms, self.snapshot_within);
         self.at_warmup_end = Some((metrics::Snapshot::take(&self.cost.sources), counters));
     }
 

@@ -302,6 +302,9 @@ pub fn new_run_file(
 pub struct Begun {
     pub run: RunFile,
     pub monitor: Monitor,
+    /// Where the managed server's log ended when the last step began: a server that exits
+    /// during a step is explained by what it wrote since.
+    pub log_from: Option<u64>,
 }
 
 /// Starts watching the host and fills the run file from the open target.
@@ -323,7 +326,11 @@ pub fn begin(
     run.target.config_name = dbms.config_name().into();
     run.target.config_text = dbms.config_text()?;
     run.target.server = record;
-    Ok(Begun { run, monitor })
+    Ok(Begun {
+        run,
+        monitor,
+        log_from: None,
+    })
 }
 
 /// Stops a managed server, records how it ended and what the host did during the run.
@@ -333,7 +340,11 @@ pub fn end(
     running: Option<&mut server::Running>,
     events: &mut dyn Events,
 ) -> anyhow::Result<RunFile> {
-    let Begun { mut run, monitor } = begun;
+    let Begun {
+        mut run,
+        monitor,
+        log_from,
+    } = begun;
     if let Some(running) = running {
         let died = !running.alive() || (status == RunStatus::Failed && ends_soon(running));
         // Read before the stop removes the cap's cgroup: a failure's first cause.
@@ -345,7 +356,12 @@ pub fn end(
         }
         let how = running.stop();
         if died && status == RunStatus::Failed {
-            let tail = running.log_tail(15);
+            // What it wrote during the step it died in, not its start-up lines.
+            let tail = match log_from.and_then(|o| running.log_since(o)) {
+                Some(p) if !p.text.trim().is_empty() => super::server_log::quote(&p),
+                Some(_) => "(it wrote nothing to its log during the step)".to_string(),
+                None => running.log_tail(15),
+            };
             events.note(
                 &run.target.name,
                 &Note::ServerExited {

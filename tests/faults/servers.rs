@@ -52,7 +52,7 @@ pub fn stopped(name: &str, e: Engine) -> Row {
     let mut row = Row::new(
         name,
         "l.i1 failed after about one --statement-timeout (3 s) with \"did not answer\" and the \
-         server's log tail; exit 1 once the server is continued; server gone",
+         server's log during the step; exit 1 once the server is continued; server gone",
         25,
     );
     if !e.installed() {
@@ -74,12 +74,9 @@ pub fn stopped(name: &str, e: Engine) -> Row {
     let ended = l.end(150);
     row.time_to_fail = failed.unwrap_or(ended.at).duration_since(fault);
     let (status, error) = step_status(&l, e.cell(), "l.i1");
-    let sentence = error
-        .split("; the server's log ends")
-        .next()
-        .unwrap_or_default();
+    let sentence = error.split("; ").next().unwrap_or_default();
     row.observed = format!(
-        "{}; l.i1 {}: \"{}\" + log tail",
+        "{}; l.i1 {}: \"{}\" + the step's log",
         exit(ended.code),
         status_name(status),
         short(sentence, 90)
@@ -92,8 +89,8 @@ pub fn stopped(name: &str, e: Engine) -> Row {
         "the no-answer sentence",
     );
     row.check(
-        error.contains("the server's log ends:"),
-        "the server's log tail",
+        step_log(&error),
+        "the server's log during the step, or that it wrote nothing",
     );
     account(&mut row, &l, e, &ended, &["l.i0", "l.x"]);
     row
@@ -111,8 +108,8 @@ pub fn backends_stopped(name: &str) -> Row {
     let e = Engine::Postgres;
     let mut row = Row::new(
         name,
-        "l.i1 failed with \"did not answer within 5 s\" and the server's log tail, though the \
-         server answers new connections; l.i0 and l.x kept; exit 1; server stopped",
+        "l.i1 failed with \"did not answer within 5 s\" and the server's log during the step, though \
+         the server answers new connections; l.i0 and l.x kept; exit 1; server stopped",
         3 * BACKENDS_TIMEOUT,
     );
     if !e.installed() {
@@ -152,12 +149,9 @@ pub fn backends_stopped(name: &str) -> Row {
     let ended = l.end(60);
     row.time_to_fail = failed.unwrap_or(ended.at).duration_since(fault);
     let (status, error) = step_status(&l, e.cell(), "l.i1");
-    let sentence = error
-        .split("; the server's log ends")
-        .next()
-        .unwrap_or_default();
+    let sentence = error.split("; ").next().unwrap_or_default();
     row.observed = format!(
-        "{}; a new connection {}; l.i1 {}: \"{}\" + log tail",
+        "{}; a new connection {}; l.i1 {}: \"{}\" + the step's log",
         exit(ended.code),
         if answered { "answered" } else { "not answered" },
         status_name(status),
@@ -170,11 +164,18 @@ pub fn backends_stopped(name: &str) -> Row {
         "the no-answer sentence",
     );
     row.check(
-        error.contains("the server's log ends:"),
-        "the server's log tail",
+        step_log(&error),
+        "the server's log during the step, or that it wrote nothing",
     );
     account(&mut row, &l, e, &ended, &["l.i0", "l.x"]);
     row
+}
+
+/// Whether a stalled step's error quotes the server's log as the step's part of it: its lines,
+/// or that it wrote none (never the start-up lines of the whole log).
+fn step_log(error: &str) -> bool {
+    error.contains("; the server's log during the step (")
+        || error.contains("; the server wrote nothing to its log during the step")
 }
 
 /// The TCP port in run.json's connection ("tcp 127.0.0.1:<port> user ...").
