@@ -212,7 +212,14 @@ fn a_postgres_step_stalled_on_a_lock_names_the_holder_and_keeps_its_counters() {
         // The server logs the wait itself, so the step's part of the log says something.
         config: "log_lock_waits = on\ndeadlock_timeout = 200ms\n",
         user: "dbperf",
-        open: |ep| Box::new(dbperf::dbms::postgres::Postgres::new(ep, "stall", "")),
+        open: |ep| {
+            Box::new(dbperf::dbms::postgres::Postgres::new(
+                ep,
+                dbperf::engines::Engine::Postgres,
+                "stall",
+                "",
+            ))
+        },
         hold: |c| {
             c.execute_batch("BEGIN").unwrap();
             c.execute_batch("LOCK TABLE pi1 IN ACCESS EXCLUSIVE MODE")
